@@ -1,0 +1,26 @@
+"""Layer 1 as the core sees it: a stored message, exactly as written.
+
+The store builds these from rows; the core never learns where they came from. ``content`` keeps the
+AI SDK ModelMessage part shapes (camelCase keys) as stored: a string or a list of part dicts.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from app.engine.kinds import Role
+
+Content = str | list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class PersistedMessage:
+    id: str
+    session_id: str
+    seq: int
+    role: Role
+    content: Content
+    created_at: datetime
+    metadata: dict[str, Any] = field(default_factory=dict)
+    run_id: str | None = None
+    token_estimate: int = 0

@@ -1,0 +1,86 @@
+"""The values every view shares: its context, its messages and its diagnostics."""
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+from app.engine.kinds import Kind, Role
+from app.engine.persisted import Content
+
+PROJECTOR_VERSION = "1"
+"""Bumped whenever a view's output changes for the same input; part of every projection ETag."""
+
+
+class View(StrEnum):
+    TRANSCRIPT = "transcript"
+    MODEL = "model"
+    COMPACT = "compact"
+    DEBUG = "debug"
+    EXPORT = "export"
+
+
+ReasoningFallback = Literal["drop", "text"]
+ExportFormat = Literal["json", "markdown"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionContext:
+    active_agent_name: str | None = None
+    model: str | None = None
+    """The target's model id; reasoning goes in natively only when it matches the producer's."""
+    provider: str | None = None
+    include_reasoning: bool = True
+    reasoning_fallback: ReasoningFallback = "drop"
+    include_tool_results: bool = True
+    tool_result_soft_limit_chars: int = 50_000
+    apply_compact_boundary: bool = True
+    inject_runtime_reminder: bool = True
+    redact: bool = False
+    """Export only: mask secrets in text, tool inputs and tool outputs."""
+    export_format: ExportFormat = "json"
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectedMetadata:
+    hidden_from_transcript: bool = False
+    hidden_from_model: bool = False
+    truncated: bool = False
+    compacted: bool = False
+    notes: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+    """View-specific facts (the debug view puts the original metadata and kind reasons here)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectedMessage:
+    view: View
+    role: Role
+    semantic_type: Kind
+    source_message_ids: tuple[str, ...]
+    content: Content
+    metadata: ProjectedMetadata = field(default_factory=ProjectedMetadata)
+
+
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """One change made so that a payload is valid; nothing is changed silently."""
+
+    rule: str
+    detail: str
+    message_ids: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Diagnostics:
+    hidden_message_ids: list[str] = field(default_factory=list)
+    truncated_message_ids: list[str] = field(default_factory=list)
+    applied_compact_boundary_id: str | None = None
+    injected_notes: list[str] = field(default_factory=list)
+    repairs: list[Repair] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Projection:
+    view: View
+    messages: list[ProjectedMessage]
+    diagnostics: Diagnostics
