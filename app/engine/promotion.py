@@ -1,0 +1,121 @@
+"""Promotion: a persisted message becomes an ``EngineMessage`` with an explicit ``kind``.
+
+This is the only place that reads ``metadata.runtimeKind`` (DESIGN section 1). The store also calls
+``infer_kind`` at write time to fill its indexed ``kind`` column, so both must agree by construction: they
+share this one function. Never reads the clock, the database or a provider format, and never rewrites
+content: promotion interprets a message, it does not change it.
+"""
+
+from typing import Any, assert_never
+
+from app.engine.kinds import Kind, Role
+from app.engine.message import EngineMessage
+from app.engine.persisted import Content, PersistedMessage
+
+_SUMMARY_ROLES: frozenset[Role] = frozenset({"system", "user"})
+
+ALLOWED_ROLES: dict[Kind, frozenset[Role]] = {
+    Kind.SYSTEM_NOTE: frozenset({"system"}),
+    Kind.USER_INPUT: frozenset({"user"}),
+    Kind.ASSISTANT_TEXT: frozenset({"assistant"}),
+    Kind.ASSISTANT_REASONING: frozenset({"assistant"}),
+    Kind.TOOL_CALL: frozenset({"assistant"}),
+    Kind.TOOL_APPROVAL_REQUEST: frozenset({"assistant"}),
+    Kind.TOOL_RESULT: frozenset({"tool"}),
+    Kind.TOOL_APPROVAL_RESPONSE: frozenset({"tool"}),
+    Kind.COMPACT_BOUNDARY: frozenset({"system"}),
+    Kind.COMPACT_SUMMARY: _SUMMARY_ROLES,
+    Kind.RUNTIME_REMINDER: frozenset({"system"}),
+    Kind.HANDOFF_SUMMARY: _SUMMARY_ROLES,
+    Kind.AGENT_SWITCH_NOTE: frozenset({"system"}),
+    Kind.BASH_EXECUTION: frozenset({"user"}),
+    Kind.CUSTOM: frozenset({"user"}),
+    Kind.BRANCH_SUMMARY: _SUMMARY_ROLES,
+}
+"""Which roles may carry each kind (DESIGN section 3); a runtimeKind outside this is ignored."""
+
+_REQUIRED_PART: dict[Kind, str] = {
+    Kind.TOOL_CALL: "tool-call",
+    Kind.TOOL_APPROVAL_REQUEST: "tool-approval-request",
+    Kind.TOOL_RESULT: "tool-result",
+    Kind.TOOL_APPROVAL_RESPONSE: "tool-approval-response",
+}
+"""Kinds defined by a part: claiming one without that part would make views pair calls that do not exist."""
+
+
+def infer_kind(role: Role, content: Content, metadata: dict[str, Any] | None) -> tuple[Kind, str | None]:
+    """The message's kind and, when ``metadata.runtimeKind`` was present but ignored, why."""
+    inferred = _kind_from_shape(role, content)
+    raw = (metadata or {}).get("runtimeKind")
+    if raw is None:
+        return inferred, None
+    if not isinstance(raw, str):
+        return inferred, f"runtimeKind {raw!r} is not a string; inferred {inferred} from role {role}"
+    try:
+        claimed = Kind(raw)
+    except ValueError:
+        return inferred, f"runtimeKind {raw!r} is not a known kind; inferred {inferred} from role {role}"
+    allowed = ALLOWED_ROLES[claimed]
+    if role not in allowed:
+        roles = " or ".join(sorted(allowed))
+        return inferred, (
+            f"runtimeKind {raw!r} needs role {roles}, not {role}; inferred {inferred} from role {role}"
+        )
+    required = _REQUIRED_PART.get(claimed)
+    if required is not None and not _has_part(content, required):
+        return inferred, f"runtimeKind {raw!r} needs a {required} part; inferred {inferred} from content"
+    return claimed, None
+
+
+def promote(message: PersistedMessage) -> EngineMessage:
+    kind, note = infer_kind(message.role, message.content, message.metadata)
+    return EngineMessage(
+        id=message.id,
+        session_id=message.session_id,
+        seq=message.seq,
+        role=message.role,
+        kind=kind,
+        content=message.content,
+        created_at=message.created_at,
+        metadata=message.metadata,
+        run_id=message.run_id,
+        token_estimate=message.token_estimate,
+        promotion_note=note,
+    )
+
+
+def _kind_from_shape(role: Role, content: Content) -> Kind:
+    match role:
+        case "system":
+            return Kind.SYSTEM_NOTE
+        case "user":
+            return Kind.USER_INPUT
+        case "assistant":
+            return _assistant_kind(content)
+        case "tool":
+            # A tool message holding only approval answers is an approval response; any result makes it a
+            # result, because pairing with its call is what matters most downstream.
+            if _has_part(content, "tool-approval-response") and not _has_part(content, "tool-result"):
+                return Kind.TOOL_APPROVAL_RESPONSE
+            return Kind.TOOL_RESULT
+        case _:
+            assert_never(role)
+
+
+def _assistant_kind(content: Content) -> Kind:
+    if isinstance(content, str):
+        return Kind.ASSISTANT_TEXT
+    if _has_part(content, "tool-call"):
+        return Kind.TOOL_CALL
+    if _has_part(content, "tool-approval-request"):
+        return Kind.TOOL_APPROVAL_REQUEST
+    # Only reasoning makes a reasoning message: reasoning beside text stays assistant_text, so that hiding
+    # reasoning never hides the answer with it (the OAH pitfall).
+    types = {part.get("type") for part in content}
+    if types == {"reasoning"}:
+        return Kind.ASSISTANT_REASONING
+    return Kind.ASSISTANT_TEXT
+
+
+def _has_part(content: Content, part_type: str) -> bool:
+    return not isinstance(content, str) and any(part.get("type") == part_type for part in content)

@@ -1,0 +1,141 @@
+"""Promotion: every kind of DESIGN section 3, inferred or claimed, and why a claim is ignored."""
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from app.engine.kinds import Kind, Role
+from app.engine.persisted import Content, PersistedMessage
+from app.engine.promotion import ALLOWED_ROLES, infer_kind, promote
+
+CALL = {"type": "tool-call", "toolCallId": "c1", "toolName": "Read", "input": {"path": "a.ts"}}
+RESULT = {
+    "type": "tool-result",
+    "toolCallId": "c1",
+    "toolName": "Read",
+    "output": {"type": "text", "value": "x"},
+}
+REASONING = {"type": "reasoning", "text": "thinking"}
+TEXT = {"type": "text", "text": "hello"}
+APPROVAL_REQUEST = {"type": "tool-approval-request", "approvalId": "a1", "toolCallId": "c1"}
+APPROVAL_RESPONSE = {"type": "tool-approval-response", "approvalId": "a1", "approved": True}
+
+
+@pytest.mark.parametrize(
+    ("role", "content", "kind"),
+    [
+        ("system", "Workspace root is /repo", Kind.SYSTEM_NOTE),
+        ("user", "hi", Kind.USER_INPUT),
+        ("user", [TEXT, {"type": "image", "image": "aGk=", "mediaType": "image/png"}], Kind.USER_INPUT),
+        ("assistant", "done", Kind.ASSISTANT_TEXT),
+        ("assistant", [TEXT], Kind.ASSISTANT_TEXT),
+        ("assistant", [], Kind.ASSISTANT_TEXT),
+        ("assistant", [REASONING], Kind.ASSISTANT_REASONING),
+        ("assistant", [REASONING, TEXT], Kind.ASSISTANT_TEXT),
+        ("assistant", [REASONING, TEXT, CALL], Kind.TOOL_CALL),
+        ("assistant", [APPROVAL_REQUEST], Kind.TOOL_APPROVAL_REQUEST),
+        ("assistant", [CALL, APPROVAL_REQUEST], Kind.TOOL_CALL),
+        ("tool", [RESULT], Kind.TOOL_RESULT),
+        ("tool", [], Kind.TOOL_RESULT),
+        ("tool", [APPROVAL_RESPONSE], Kind.TOOL_APPROVAL_RESPONSE),
+        ("tool", [APPROVAL_RESPONSE, RESULT], Kind.TOOL_RESULT),
+    ],
+)
+def test_kind_is_inferred_from_role_and_parts(role: Role, content: Content, kind: Kind) -> None:
+    assert infer_kind(role, content, {}) == (kind, None)
+
+
+def test_reasoning_beside_text_is_text_so_hiding_reasoning_never_hides_the_answer() -> None:
+    assert infer_kind("assistant", [REASONING, TEXT], None)[0] is Kind.ASSISTANT_TEXT
+
+
+@pytest.mark.parametrize(
+    ("kind", "role", "content"),
+    [
+        (Kind.COMPACT_BOUNDARY, "system", "compacted"),
+        (Kind.COMPACT_SUMMARY, "system", "summary"),
+        (Kind.COMPACT_SUMMARY, "user", "summary"),
+        (Kind.RUNTIME_REMINDER, "system", "remember"),
+        (Kind.HANDOFF_SUMMARY, "user", "handoff"),
+        (Kind.HANDOFF_SUMMARY, "system", "handoff"),
+        (Kind.AGENT_SWITCH_NOTE, "system", "switched to plan"),
+        (Kind.BASH_EXECUTION, "user", "ls"),
+        (Kind.CUSTOM, "user", [TEXT]),
+        (Kind.BRANCH_SUMMARY, "system", "branch"),
+        (Kind.BRANCH_SUMMARY, "user", "branch"),
+        (Kind.SYSTEM_NOTE, "system", "note"),
+        (Kind.USER_INPUT, "user", "hi"),
+        (Kind.ASSISTANT_TEXT, "assistant", [REASONING]),
+        (Kind.ASSISTANT_REASONING, "assistant", [REASONING, TEXT]),
+        (Kind.TOOL_CALL, "assistant", [CALL]),
+        (Kind.TOOL_APPROVAL_REQUEST, "assistant", [APPROVAL_REQUEST]),
+        (Kind.TOOL_RESULT, "tool", [RESULT]),
+        (Kind.TOOL_APPROVAL_RESPONSE, "tool", [APPROVAL_RESPONSE]),
+    ],
+)
+def test_valid_runtime_kind_wins(kind: Kind, role: Role, content: Content) -> None:
+    assert infer_kind(role, content, {"runtimeKind": kind.value}) == (kind, None)
+
+
+def test_every_kind_has_roles_that_may_carry_it() -> None:
+    assert set(ALLOWED_ROLES) == set(Kind)
+
+
+@pytest.mark.parametrize(
+    ("role", "content", "metadata", "kind", "reason"),
+    [
+        ("user", "hi", {"runtimeKind": "task_notification"}, Kind.USER_INPUT, "not a known kind"),
+        ("user", "hi", {"runtimeKind": 7}, Kind.USER_INPUT, "not a string"),
+        ("user", "hi", {"runtimeKind": "compact_boundary"}, Kind.USER_INPUT, "needs role system, not user"),
+        ("assistant", "x", {"runtimeKind": "tool_result"}, Kind.ASSISTANT_TEXT, "needs role tool"),
+        ("system", "x", {"runtimeKind": "bash_execution"}, Kind.SYSTEM_NOTE, "needs role user"),
+        ("tool", [RESULT], {"runtimeKind": "compact_summary"}, Kind.TOOL_RESULT, "system or user"),
+        ("assistant", "x", {"runtimeKind": "tool_call"}, Kind.ASSISTANT_TEXT, "needs a tool-call part"),
+    ],
+)
+def test_unknown_or_role_incompatible_runtime_kind_is_ignored_with_a_reason(
+    role: Role, content: Content, metadata: dict[str, Any], kind: Kind, reason: str
+) -> None:
+    inferred, note = infer_kind(role, content, metadata)
+    assert inferred is kind
+    assert note is not None
+    assert reason in note
+    assert f"inferred {kind}" in note
+
+
+def test_promote_keeps_the_facts_and_records_the_reason() -> None:
+    stored = PersistedMessage(
+        id="m1",
+        session_id="s1",
+        seq=4,
+        role="user",
+        content="hi",
+        created_at=datetime(2026, 4, 8, tzinfo=UTC),
+        metadata={"runtimeKind": "compact_boundary", "tags": ["x"]},
+        run_id="r1",
+        token_estimate=3,
+    )
+    message = promote(stored)
+    assert (message.id, message.session_id, message.seq, message.role) == ("m1", "s1", 4, "user")
+    assert (message.content, message.metadata, message.run_id, message.token_estimate) == (
+        "hi",
+        stored.metadata,
+        "r1",
+        3,
+    )
+    assert message.created_at == stored.created_at
+    assert message.kind is Kind.USER_INPUT
+    assert message.promotion_note is not None
+
+
+def test_promote_without_runtime_kind_has_no_note() -> None:
+    stored = PersistedMessage(
+        id="m1",
+        session_id="s1",
+        seq=1,
+        role="system",
+        content="x",
+        created_at=datetime(2026, 4, 8, tzinfo=UTC),
+    )
+    assert promote(stored).promotion_note is None
