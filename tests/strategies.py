@@ -1,0 +1,232 @@
+"""Hypothesis strategies for whole session histories, shared by projection and provider property tests.
+
+A history is what a real store could hold after agents misbehave: interrupted tool calls, orphan and
+duplicate results, reused tool-call ids, empty and whitespace texts, compactions complete and incomplete,
+reasoning from other providers with signatures, images in tool results, runtime reminders (also between a
+call and its result), bash executions and custom messages, and the visibility flags. Messages are numbered
+as the store numbers them (seq 1..n, ids ``m<seq>``), so a boundary's ``compactThroughMessageId`` and a
+summary's ``summaryForBoundaryId`` name real messages.
+"""
+
+from dataclasses import replace
+from typing import Any
+
+from hypothesis import strategies as st
+
+from app.engine.message import EngineMessage
+from app.engine.persisted import PersistedMessage
+from app.engine.promotion import promote
+from tests import builders as b
+
+PROVIDER_MODELS: tuple[tuple[str, str], ...] = (
+    ("anthropic", "claude-sonnet-4-5"),
+    ("anthropic", "claude-opus-4-1"),
+    ("google", "gemini-2.5-pro"),
+    ("openai", "gpt-5"),
+)
+
+texts = st.one_of(
+    st.sampled_from(["", " ", "\n\t ", "ok", "Read the file", "帮我看看 src/auth.ts"]),
+    st.text(min_size=0, max_size=40),
+)
+"""Short texts, often empty or whitespace-only, sometimes arbitrary unicode."""
+
+outputs = st.one_of(
+    st.sampled_from(["", "   ", "line 1\nline 2", "x" * 120]),
+    st.text(max_size=60),
+)
+"""Tool output texts: empty, whitespace, normal and long enough to cross a small soft limit."""
+
+tool_names = st.sampled_from(["Read", "Bash", "Grep", "Edit"])
+
+
+@st.composite
+def _flags(draw: st.DrawFn) -> dict[str, Any]:
+    flags: dict[str, Any] = {}
+    if draw(st.integers(0, 9)) == 0:
+        flags["eligibleForModelContext"] = False
+    if draw(st.integers(0, 9)) == 0:
+        flags["visibleInTranscript"] = False
+    return flags
+
+
+@st.composite
+def _user_turn(draw: st.DrawFn) -> list[PersistedMessage]:
+    text = draw(texts)
+    if draw(st.booleans()):
+        return [b.user(text, **draw(_flags()))]
+    parts = [b.text_part(text)]
+    if draw(st.booleans()):
+        parts.append(b.image_part())
+    if draw(st.integers(0, 4)) == 0:
+        parts.append(b.file_part())
+    return [b.user(parts, **draw(_flags()))]
+
+
+@st.composite
+def _assistant_turn(draw: st.DrawFn) -> list[PersistedMessage]:
+    provider, model = draw(st.sampled_from(PROVIDER_MODELS))
+    finish = draw(st.sampled_from(["stop", "length", "error", "aborted"]))
+    if draw(st.booleans()):
+        return [b.assistant(draw(texts), provider=provider, model=model, finishReason=finish)]
+    signature = draw(st.one_of(st.none(), st.just(b.SIGNATURE)))
+    answer = draw(st.one_of(st.none(), texts))
+    return [
+        b.reasoning(
+            draw(texts),
+            answer=answer,
+            signature=signature,
+            provider=provider,
+            model=model,
+            finishReason=finish,
+        )
+    ]
+
+
+@st.composite
+def _result_part(draw: st.DrawFn, call_id: str, tool_name: str) -> dict[str, Any]:
+    shape = draw(st.sampled_from(["text", "text", "json", "error-text", "content", "denied"]))
+    match shape:
+        case "json":
+            return b.result_part(
+                call_id, {"lines": draw(st.integers(0, 500))}, tool_name=tool_name, output_type="json"
+            )
+        case "content":
+            value = [{"type": "text", "text": draw(outputs)}]
+            if draw(st.booleans()):
+                value.append(b.media_item())
+            return b.result_part(call_id, value, tool_name=tool_name, output_type="content")
+        case "denied":
+            denied = {"type": "execution-denied", "reason": "User denied"}
+            return b.result_part(call_id, tool_name=tool_name, output=denied)
+        case _:
+            return b.result_part(call_id, draw(outputs), tool_name=tool_name, output_type=shape)
+
+
+@st.composite
+def _tool_round(draw: st.DrawFn, call_ids: list[str]) -> list[PersistedMessage]:
+    """An assistant turn with calls, then results for some of them, in one or several tool messages."""
+    count = draw(st.integers(1, 3))
+    calls: list[tuple[str, str]] = []
+    for _ in range(count):
+        reuse = call_ids and draw(st.integers(0, 9)) == 0
+        call_id = draw(st.sampled_from(call_ids)) if reuse else f"call_{len(call_ids) + 1}"
+        call_ids.append(call_id)
+        calls.append((call_id, draw(tool_names)))
+    parts: list[dict[str, Any]] = []
+    provider, model = draw(st.sampled_from(PROVIDER_MODELS))
+    if draw(st.booleans()):
+        parts.append(b.reasoning_part(draw(texts), signature=b.SIGNATURE, provider=provider))
+    if draw(st.booleans()):
+        parts.append(b.text_part(draw(texts)))
+    parts.extend(b.call_part(call_id, name, {"path": "a.ts"}) for call_id, name in calls)
+    messages = [b.tool_calls(*parts, provider=provider, model=model)]
+    if draw(st.integers(0, 5)) == 0:
+        messages.append(b.reminder("Remember the plan."))
+    answered = [call for call in calls if draw(st.integers(0, 5)) > 0]  # the rest were interrupted
+    if answered and draw(st.booleans()):
+        together = [draw(_result_part(call_id, name)) for call_id, name in answered]
+        messages.append(b.tool_results(*together, **draw(_pruned())))
+    else:
+        for call_id, name in answered:
+            messages.append(b.tool_results(draw(_result_part(call_id, name)), **draw(_pruned())))
+    if answered and draw(st.integers(0, 7)) == 0:
+        call_id, name = answered[0]
+        messages.append(b.tool_result(call_id, "again", tool_name=name))  # a duplicate result
+    return messages
+
+
+@st.composite
+def _pruned(draw: st.DrawFn) -> dict[str, Any]:
+    return {"compactedAt": b.COMPACTED_AT} if draw(st.integers(0, 3)) == 0 else {}
+
+
+@st.composite
+def _compaction(draw: st.DrawFn, count_before: int) -> list[PersistedMessage]:
+    """A boundary with a summary that is complete, empty, whitespace or missing; maybe a kept tail."""
+    boundary_id = f"m{count_before + 1}"
+    through = None
+    if count_before and draw(st.booleans()):
+        through = f"m{draw(st.integers(1, count_before))}"
+    messages = [b.boundary(boundary_id, through=through)]
+    summary_text = draw(st.sampled_from(["Earlier we fixed the login bug.", "Summary.", "", "  ", None]))
+    if summary_text is not None:
+        role = draw(st.sampled_from(["user", "system"]))
+        messages.append(b.summary(boundary_id, summary_text, role=role))
+    return messages
+
+
+@st.composite
+def _runtime_record(draw: st.DrawFn) -> list[PersistedMessage]:
+    choice = draw(
+        st.sampled_from(["system", "reminder", "handoff", "branch", "switch", "bash", "custom", "approval"])
+    )
+    match choice:
+        case "system":
+            return [b.system(draw(texts))]
+        case "reminder":
+            return [b.reminder(draw(texts))]
+        case "handoff":
+            return [b.handoff("Handed off: " + draw(texts))]
+        case "branch":
+            return [b.branch_summary("Tried another approach: " + draw(texts))]
+        case "switch":
+            return [b.agent_switch("Switched to plan", as_reminder=draw(st.booleans()))]
+        case "bash":
+            return [
+                b.bash(
+                    "ls",
+                    draw(outputs),
+                    exit_code=draw(st.sampled_from([0, 1, None])),
+                    cancelled=draw(st.booleans()),
+                    truncated=draw(st.booleans()),
+                    full_output_path=draw(st.sampled_from([None, "/tmp/out.txt"])),
+                    exclude=draw(st.booleans()),
+                )
+            ]
+        case "custom":
+            content = draw(st.one_of(texts, st.just([b.text_part("extension says hi")])))
+            return [b.custom(content, display=draw(st.booleans()), display_only=draw(st.booleans()))]
+        case "approval":
+            return [
+                b.approval_request("a1", "call_1"),
+                b.approval_response("a1", approved=draw(st.booleans())),
+            ]
+        case _:
+            raise AssertionError(choice)
+
+
+STEPS = ("user", "user", "assistant", "tool", "tool", "orphan", "compaction", "runtime", "runtime")
+
+
+@st.composite
+def histories(draw: st.DrawFn, *, max_steps: int = 14) -> list[PersistedMessage]:
+    """A whole session history, numbered as stored (seq 1..n, ids ``m<seq>``)."""
+    messages: list[PersistedMessage] = []
+    call_ids: list[str] = []
+    for _ in range(draw(st.integers(0, max_steps))):
+        step = draw(
+            st.sampled_from(["user", "user", "assistant", "tool", "tool", "orphan", "compaction", "runtime"])
+        )
+        match step:
+            case "user":
+                messages += draw(_user_turn())
+            case "assistant":
+                messages += draw(_assistant_turn())
+            case "tool":
+                messages += draw(_tool_round(call_ids))
+            case "orphan":
+                messages.append(b.tool_result("call_orphan", "nobody asked"))
+            case "compaction":
+                messages += draw(_compaction(len(messages)))
+            case "runtime":
+                messages += draw(_runtime_record())
+            case _:
+                raise AssertionError(step)
+    numbered = b.history(*messages)
+    # ids are m<seq> everywhere, so the boundary ids chosen above (m<position>) are the ids it really has.
+    return [replace(message, id=f"m{message.seq}") for message in numbered]
+
+
+def engine_histories(*, max_steps: int = 14) -> st.SearchStrategy[list[EngineMessage]]:
+    return histories(max_steps=max_steps).map(lambda messages: [promote(message) for message in messages])
