@@ -1,0 +1,51 @@
+"""Stored rows to wire bodies (camelCase plain dicts), built directly so hot reads skip model validation."""
+
+from typing import Any
+
+
+def message_body(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "sessionId": row["session_id"],
+        "seq": row["seq"],
+        "role": row["role"],
+        "kind": row["kind"],
+        "content": row["content"],
+        "metadata": row["metadata"],
+        "runId": row["run_id"],
+        "createdAt": row["created_at"],
+        "tokenEstimate": row["token_estimate"],
+    }
+
+
+def session_body(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "title": row["title"],
+        "metadata": row["metadata"],
+        "model": row["model"],
+        "contextWindowTokens": row["context_window_tokens"],
+        "lastSeq": row["last_seq"],
+        # Messages are never deleted and seq is gap-free from 1, so the count is the last seq.
+        "messageCount": row["last_seq"],
+        "createdAt": row["created_at"],
+        "updatedAt": row["updated_at"],
+    }
+
+
+def run_body(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "sessionId": row["session_id"],
+        "agent": row["agent"],
+        "model": row["model"],
+        "system": row["system"],
+        "tools": row["tools"],
+        "variant": row["variant"],
+        "format": row["format"],
+        "usage": row["usage"],
+        "result": row["result"],
+        "metadata": row["metadata"],
+        "createdAt": row["created_at"],
+        "updatedAt": row["updated_at"],
+    }

@@ -1,0 +1,57 @@
+"""Opaque cursors: base64url JSON that names the session it belongs to, so a cursor from another session
+(or a forged one) is a clear 400 instead of a silently wrong page. The format can change behind ``v``."""
+
+import base64
+import binascii
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from app.errors import InvalidCursor
+
+CURSOR_VERSION = 1
+
+
+def _encode(payload: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps({"v": CURSOR_VERSION, **payload})).rstrip(b"=").decode()
+
+
+def _decode(cursor: str, parameter: str) -> dict[str, Any]:
+    try:
+        payload = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (binascii.Error, ValueError) as error:
+        raise InvalidCursor(f"{parameter}: not a cursor this service issued", field=parameter) from error
+    if not isinstance(payload, dict) or payload.get("v") != CURSOR_VERSION:
+        raise InvalidCursor(f"{parameter}: not a cursor this service issued", field=parameter)
+    return payload
+
+
+def message_cursor(session_id: str, seq: int) -> str:
+    return _encode({"s": session_id, "q": seq})
+
+
+def read_message_cursor(cursor: str, session_id: str, parameter: str) -> int:
+    payload = _decode(cursor, parameter)
+    seq = payload.get("q")
+    if payload.get("s") != session_id:
+        raise InvalidCursor(f"{parameter}: this cursor belongs to another session", field=parameter)
+    if not isinstance(seq, int) or seq < 0:
+        raise InvalidCursor(f"{parameter}: not a cursor this service issued", field=parameter)
+    return seq
+
+
+def session_cursor(created_at: datetime, session_id: str, newest_first: bool) -> str:
+    return _encode({"t": created_at.isoformat(), "i": session_id, "d": "desc" if newest_first else "asc"})
+
+
+def read_session_cursor(cursor: str, newest_first: bool) -> tuple[datetime, str]:
+    payload = _decode(cursor, "cursor")
+    try:
+        created_at = datetime.fromisoformat(payload["t"])
+        session_id = payload["i"]
+    except (KeyError, TypeError, ValueError) as error:
+        raise InvalidCursor("cursor: not a cursor this service issued", field="cursor") from error
+    if payload.get("d") != ("desc" if newest_first else "asc"):
+        raise InvalidCursor("cursor: it was issued for the other order", field="cursor")
+    return created_at, session_id

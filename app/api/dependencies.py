@@ -1,0 +1,26 @@
+"""Request-scoped dependencies: the database, the settings and the caller."""
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from app.api.auth import Principal
+from app.settings import Settings
+from app.store.database import Database
+
+
+def get_database(request: Request) -> Database:
+    return request.app.state.database
+
+
+def get_app_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+async def get_principal(request: Request) -> Principal:
+    return await request.app.state.authenticator.authenticate(request)
+
+
+DatabaseDep = Annotated[Database, Depends(get_database)]
+SettingsDep = Annotated[Settings, Depends(get_app_settings)]
+PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -1,0 +1,112 @@
+"""Pure ASGI middleware (no ``BaseHTTPMiddleware``: it buffers bodies and breaks streaming).
+
+``RequestContext`` gives every request an id (``X-Request-ID``, taken from the caller when it sends one),
+logs one line per request and records metrics. ``BodyLimit`` answers 413 problem+json once a body grows past
+the limit, counting the bytes actually received rather than trusting ``Content-Length``.
+"""
+
+import logging
+import re
+import time
+import uuid
+
+import orjson
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.errors import PROBLEM_BASE
+from app.observability import LATENCY, REQUESTS, request_id
+
+log = logging.getLogger("projector.access")
+_SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+
+class RequestContext:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = _header(scope, b"x-request-id")
+        current = given if given and _SAFE_REQUEST_ID.match(given) else uuid.uuid4().hex
+        token = request_id.set(current)
+        started = time.perf_counter()
+        status = 500
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", current.encode())]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            elapsed = time.perf_counter() - started
+            route = getattr(scope.get("route"), "path", "unmatched")
+            REQUESTS.labels(scope["method"], route, str(status)).inc()
+            LATENCY.labels(scope["method"], route).observe(elapsed)
+            log.info(
+                "request",
+                extra={
+                    "method": scope["method"],
+                    "path": scope["path"],
+                    "status": status,
+                    "ms": round(elapsed * 1000, 2),
+                },
+            )
+            request_id.reset(token)
+
+
+class BodyLimit:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _header(scope, b"content-length")
+        if declared and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._reject(scope, send)
+            return
+        received = 0
+
+        async def counting_receive() -> Message:
+            # Raised inside the route's body read, where the framework turns an HTTPException into
+            # our problem+json 413 (any other exception there would become a 400).
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise HTTPException(413, f"body: the request body exceeds {self.max_bytes} bytes")
+            return message
+
+        await self.app(scope, counting_receive, send)
+
+    async def _reject(self, scope: Scope, send: Send) -> None:
+        body = orjson.dumps(
+            {
+                "type": PROBLEM_BASE + "too-large",
+                "title": "Content too large",
+                "status": 413,
+                "detail": f"body: the request body exceeds {self.max_bytes} bytes",
+                "instance": scope["path"],
+                "field": "body",
+            }
+        )
+        headers = [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin-1")
+    return None

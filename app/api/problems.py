@@ -1,0 +1,135 @@
+"""Renders every error as RFC 9457 problem+json, including validation errors (naming the field) and a
+database that is down (503, quickly, instead of a hang or a bare 500)."""
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from starlette.exceptions import HTTPException
+
+from app.api.responses import ProblemResponse
+from app.errors import PROBLEM_BASE, InvalidInput, ProjectorError, ServiceUnavailable
+
+log = logging.getLogger("projector.errors")
+
+UNAVAILABLE_SQLSTATES = {"57014": "a statement timed out", "55P03": "a lock wait timed out"}
+"""query_canceled (statement_timeout) and lock_not_available (lock_timeout) mean "busy", not "broken"."""
+
+HTTP_SLUGS = {404: "not-found", 405: "method-not-allowed", 406: "not-acceptable", 413: "too-large"}
+
+
+def problem(error: ProjectorError, request: Request) -> ProblemResponse:
+    body: dict[str, Any] = {
+        "type": error.type,
+        "title": error.title,
+        "status": error.status,
+        "detail": error.detail,
+        "instance": request.url.path,
+        **error.extensions,
+    }
+    headers = {"Retry-After": "1"} if error.status == 503 else None
+    return ProblemResponse(body, status_code=error.status, headers=headers)
+
+
+def field_path(loc: tuple[Any, ...], body: Any) -> str:
+    """Turns pydantic's location into ``messages[0].content[2].text``, walking the input itself so that
+    union labels and discriminator tags in the location (``user``, ``list[...]``) are left out."""
+    path = ""
+    data = body
+    segments = loc[1:] if loc and loc[0] == "body" else loc
+    for position, segment in enumerate(segments):
+        is_last = position == len(segments) - 1
+        if isinstance(segment, int) and isinstance(data, list):
+            path += f"[{segment}]"
+            data = data[segment] if segment < len(data) else None
+        elif isinstance(data, dict) and (segment in data or is_last):
+            path += f".{segment}" if path else str(segment)
+            data = data.get(segment)
+    return path or "body"
+
+
+def validation_errors(exc: RequestValidationError) -> list[dict[str, str]]:
+    body = getattr(exc, "body", None)
+    seen: dict[str, dict[str, str]] = {}
+    for error in exc.errors():
+        loc = tuple(error.get("loc", ()))
+        if loc and loc[0] in ("query", "path", "header"):
+            field = ".".join(str(part) for part in loc[1:])
+        else:
+            field = field_path(loc, body)
+        if _is_losing_union_branch(loc, body):
+            continue
+        entry = {"field": field, "message": error.get("msg", "invalid"), "type": error.get("type", "")}
+        if field in seen and entry["type"] in ("string_type", "list_type"):
+            seen[field]["message"] = "Input should be a string or a list of parts"
+            continue
+        seen.setdefault(field, entry)
+    return list(seen.values())
+
+
+def _is_losing_union_branch(loc: tuple[Any, ...], body: Any) -> bool:
+    """``content: str | list[Part]`` reports both branches; keep only the branch the input chose."""
+    if "str" not in loc:
+        return False
+    data = body
+    for segment in loc[1:] if loc[0] == "body" else loc:
+        if segment == "str":
+            return isinstance(data, list)
+        if (isinstance(segment, int) and isinstance(data, list) and segment < len(data)) or (
+            isinstance(data, dict) and segment in data
+        ):
+            data = data[segment]
+    return False
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ProjectorError)
+    async def on_projector_error(request: Request, exc: ProjectorError) -> ProblemResponse:
+        return problem(exc, request)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_validation_error(request: Request, exc: RequestValidationError) -> ProblemResponse:
+        errors = validation_errors(exc)
+        first = errors[0] if errors else {"field": "body", "message": "invalid"}
+        detail = f"{first['field']}: {first['message']}"
+        return problem(InvalidInput(detail, errors=errors), request)
+
+    @app.exception_handler(HTTPException)
+    async def on_http_error(request: Request, exc: HTTPException) -> ProblemResponse:
+        body = {
+            "type": PROBLEM_BASE + HTTP_SLUGS.get(exc.status_code, "http-error"),
+            "title": HTTPStatus(exc.status_code).phrase,
+            "status": exc.status_code,
+            "detail": str(exc.detail),
+            "instance": request.url.path,
+        }
+        return ProblemResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(DBAPIError)
+    async def on_database_error(request: Request, exc: DBAPIError) -> ProblemResponse:
+        sqlstate = getattr(exc.orig, "sqlstate", None)
+        if sqlstate in UNAVAILABLE_SQLSTATES:
+            return problem(ServiceUnavailable(f"The database is busy: {UNAVAILABLE_SQLSTATES[sqlstate]}."), request)
+        if isinstance(exc, OperationalError | InterfaceError) or exc.connection_invalidated:
+            log.warning("database unavailable", extra={"error": type(exc.orig).__name__})
+            return problem(ServiceUnavailable("The database is unavailable; retry shortly."), request)
+        log.exception("database error")
+        return problem(ProjectorError("An unexpected database error occurred."), request)
+
+    @app.exception_handler(PoolTimeout)
+    async def on_pool_timeout(request: Request, exc: PoolTimeout) -> ProblemResponse:
+        return problem(ServiceUnavailable("No database connection was free in time; retry shortly."), request)
+
+    @app.exception_handler(OSError)
+    async def on_os_error(request: Request, exc: OSError) -> ProblemResponse:
+        log.warning("database unreachable", extra={"error": type(exc).__name__})
+        return problem(ServiceUnavailable("The database is unreachable; retry shortly."), request)
+
+    @app.exception_handler(Exception)
+    async def on_unexpected(request: Request, exc: Exception) -> ProblemResponse:
+        log.exception("unhandled error")
+        return problem(ProjectorError("An unexpected error occurred."), request)

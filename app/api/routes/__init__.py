@@ -1,0 +1,1 @@
+"""One router module per resource; each route parses, calls a repository or the core, and returns."""

@@ -1,0 +1,65 @@
+"""The one error family. Any layer may raise a ``ProjectorError``; the HTTP layer renders it as RFC 9457
+problem+json with a stable ``type``, so clients can branch on the type instead of parsing prose."""
+
+from typing import Any, ClassVar
+
+PROBLEM_BASE = "https://projector.dev/problems/"
+
+
+class ProjectorError(Exception):
+    status: ClassVar[int] = 500
+    slug: ClassVar[str] = "internal-error"
+    title: ClassVar[str] = "Internal server error"
+
+    def __init__(self, detail: str, **extensions: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extensions = extensions
+
+    @property
+    def type(self) -> str:
+        return PROBLEM_BASE + self.slug
+
+
+class BadRequest(ProjectorError):
+    status, slug, title = 400, "bad-request", "Bad request"
+
+
+class InvalidCursor(ProjectorError):
+    status, slug, title = 400, "invalid-cursor", "Invalid cursor"
+
+
+class Unauthorized(ProjectorError):
+    status, slug, title = 401, "unauthorized", "Missing or invalid API key"
+
+
+class Forbidden(ProjectorError):
+    status, slug, title = 403, "forbidden", "Not allowed for this key"
+
+
+class NotFound(ProjectorError):
+    status, slug, title = 404, "not-found", "Not found"
+
+
+class Conflict(ProjectorError):
+    status, slug, title = 409, "conflict", "Conflict"
+
+
+class MessageConflict(Conflict):
+    slug, title = "message-conflict", "A message with this id exists with different content"
+
+
+class PreconditionFailed(ProjectorError):
+    status, slug, title = 412, "precondition-failed", "Precondition failed"
+
+
+class TooLarge(ProjectorError):
+    status, slug, title = 413, "too-large", "Content too large"
+
+
+class InvalidInput(ProjectorError):
+    status, slug, title = 422, "validation-error", "Invalid input"
+
+
+class ServiceUnavailable(ProjectorError):
+    status, slug, title = 503, "unavailable", "Service unavailable"

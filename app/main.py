@@ -1,0 +1,75 @@
+"""Builds the ASGI app (``app.main:app``): routes, error rendering, middleware and the database lifecycle.
+
+With no ``DATABASE_URL`` the lifespan starts an embedded PostgreSQL in the data folder and stops it on exit;
+with ``migrate_on_start`` (the default) it applies the migrations before serving.
+"""
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app.api.auth import Authenticator
+from app.api.middleware import BodyLimit, RequestContext
+from app.api.problems import install_problem_handlers
+from app.api.responses import OrjsonResponse
+from app.api.routes import health, messages, runs, sessions
+from app.observability import configure_logging
+from app.settings import Settings, get_settings
+from app.store import migrations
+from app.store.database import Database, create_engine
+from app.store.embedded import EmbeddedPostgres
+
+log = logging.getLogger("projector")
+
+
+def create_app(settings: Settings | None = None, *, database_url: str | None = None) -> FastAPI:
+    """``database_url`` overrides the settings (tests pass a prepared database and skip migrations)."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        embedded: EmbeddedPostgres | None = None
+        url = database_url or settings.database_url
+        if url is None:
+            embedded = await asyncio.to_thread(EmbeddedPostgres, settings.data_dir)
+            url = await asyncio.to_thread(embedded.ensure_database)
+            log.info("started an embedded PostgreSQL", extra={"dataDir": str(settings.data_dir)})
+        if settings.migrate_on_start and database_url is None:
+            await asyncio.to_thread(migrations.upgrade, url)
+        app.state.database = Database(create_engine(url, settings))
+        if not app.state.authenticator.enabled:
+            log.warning("authentication is off: no API keys are configured, every caller has full access")
+        try:
+            yield
+        finally:
+            await app.state.database.dispose()
+            if embedded is not None:
+                await asyncio.to_thread(embedded.stop)
+
+    app = FastAPI(
+        title="Projector",
+        version="0.1.0",
+        summary="Message history for AI agents, served as transcripts, model context and provider payloads.",
+        lifespan=lifespan,
+        default_response_class=OrjsonResponse,
+    )
+    app.state.settings = settings
+    app.state.authenticator = Authenticator()
+    install_problem_handlers(app)
+    for router in (sessions.router, messages.router, runs.router, health.router):
+        app.include_router(router)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestContext)
+    return app
+
+
+def _app_from_environment() -> FastAPI:
+    settings = get_settings()
+    configure_logging(settings.log_level)
+    return create_app(settings)
+
+
+app = _app_from_environment()

@@ -1,0 +1,49 @@
+"""Structured JSON logs carrying the request id, and the Prometheus metrics every request updates."""
+
+import logging
+import sys
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from prometheus_client import Counter, Histogram
+
+request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
+
+REQUESTS = Counter("projector_http_requests_total", "HTTP requests answered", ["method", "route", "status"])
+LATENCY = Histogram(
+    "projector_http_request_duration_seconds",
+    "Time to answer an HTTP request",
+    ["method", "route"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+
+_STANDARD_ATTRIBUTES = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if (current := request_id.get()) is not None:
+            entry["requestId"] = current
+        entry.update({key: value for key, value in record.__dict__.items() if key not in _STANDARD_ATTRIBUTES})
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return orjson.dumps(entry, default=str).decode()
+
+
+def configure_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logging.getLogger(name).handlers[:] = []
+        logging.getLogger(name).propagate = name != "uvicorn.access"

@@ -1,0 +1,60 @@
+"""The connection pool and the unit of work: one transaction per request, committed by the caller."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import orjson
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from app.settings import Settings
+
+
+def _dumps(value: object) -> str:
+    return orjson.dumps(value).decode()
+
+
+def create_engine(url: str, settings: Settings) -> AsyncEngine:
+    """An engine whose connections fail fast: bounded connect, statement and lock waits, and pre-ping so a
+    restarted PostgreSQL costs one retry instead of an error per stale pooled connection."""
+    server_settings = {"application_name": "projector"}
+    if settings.statement_timeout_ms:
+        server_settings["statement_timeout"] = str(settings.statement_timeout_ms)
+    if settings.lock_timeout_ms:
+        server_settings["lock_timeout"] = str(settings.lock_timeout_ms)
+    return create_async_engine(
+        url,
+        pool_size=settings.pool_size,
+        max_overflow=settings.pool_max_overflow,
+        pool_timeout=settings.pool_timeout_seconds,
+        pool_pre_ping=True,
+        json_serializer=_dumps,
+        json_deserializer=orjson.loads,
+        connect_args={"timeout": settings.connect_timeout_seconds, "server_settings": server_settings},
+    )
+
+
+class Database:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncConnection]:
+        """Commits when the block ends normally and rolls back on any exception."""
+        async with self.engine.begin() as connection:
+            yield connection
+
+    @asynccontextmanager
+    async def reading(self) -> AsyncIterator[AsyncConnection]:
+        """A read-only snapshot: several reads in one request see the same committed state."""
+        async with self.engine.connect() as connection:
+            await connection.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"))
+            yield connection
+            await connection.rollback()
+
+    async def ping(self) -> None:
+        async with self.engine.connect() as connection:
+            await connection.execute(text("SELECT 1"))
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()

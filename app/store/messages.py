@@ -1,0 +1,204 @@
+"""``MessageRepository``: the append-only message log of a session.
+
+Ordering: an append first locks the session row (``SELECT ... FOR UPDATE``), so appends to one session run
+one at a time and ``seq`` is assigned gap-free in commit order; a reader paging with ``after=`` can never
+skip a row that commits later with a smaller seq. Appends to different sessions never wait on each other.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Text, bindparam, func, insert, select, update
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.engine.kinds import Kind
+from app.engine.persisted import Content, PersistedMessage
+from app.store.tables import messages, sessions
+
+MESSAGE_COLUMNS = (
+    messages.c.id,
+    messages.c.session_id,
+    messages.c.seq,
+    messages.c.role,
+    messages.c.kind,
+    messages.c.content,
+    messages.c.metadata,
+    messages.c.run_id,
+    messages.c.created_at,
+    messages.c.token_estimate,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A validated message ready to store; ``kind`` and ``token_estimate`` are derived before the write."""
+
+    id: str
+    role: str
+    kind: Kind
+    content: Content
+    metadata: dict[str, Any]
+    run_id: str | None
+    created_at: datetime
+    token_estimate: int
+
+    def same_fact_as(self, stored: dict[str, Any]) -> bool:
+        """A retry is the same message when what happened is the same; metadata may have been amended."""
+        return stored["role"] == self.role and stored["content"] == self.content and stored["run_id"] == self.run_id
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    messages: list[dict[str, Any]]
+    """The stored messages in request order, already-stored ones included."""
+    created: int
+    conflicts: list[tuple[int, str]]
+    """(request index, id) of ids already stored with different content; nothing is written then."""
+
+
+def to_persisted(row: dict[str, Any]) -> PersistedMessage:
+    return PersistedMessage(
+        id=row["id"],
+        session_id=row["session_id"],
+        seq=row["seq"],
+        role=row["role"],
+        content=row["content"],
+        created_at=row["created_at"],
+        metadata=row["metadata"],
+        run_id=row["run_id"],
+        token_estimate=row["token_estimate"],
+    )
+
+
+class MessageRepository:
+    def __init__(self, connection: AsyncConnection, tenant_id: str) -> None:
+        self._db = connection
+        self._tenant = tenant_id
+
+    def _in_session(self, session_id: str) -> tuple[Any, Any]:
+        return messages.c.tenant_id == self._tenant, messages.c.session_id == session_id
+
+    async def lock_session(self, session_id: str) -> int | None:
+        """Takes the session's append lock for this transaction; returns its last seq, None if unknown."""
+        statement = (
+            select(sessions.c.last_seq)
+            .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
+            .with_for_update()
+        )
+        return (await self._db.execute(statement)).scalar_one_or_none()
+
+    async def append(self, session_id: str, last_seq: int, batch: list[NewMessage]) -> AppendResult:
+        """Stores ``batch`` after ``last_seq``; call with the session lock held (``lock_session``)."""
+        ids = list({message.id for message in batch})
+        existing_rows = await self._db.execute(
+            select(*MESSAGE_COLUMNS).where(*self._in_session(session_id), messages.c.id.in_(ids))
+        )
+        stored = {row["id"]: dict(row) for row in existing_rows.mappings()}
+        conflicts = [
+            (index, message.id)
+            for index, message in enumerate(batch)
+            if message.id in stored and not message.same_fact_as(stored[message.id])
+        ]
+        if conflicts:
+            return AppendResult(messages=[], created=0, conflicts=conflicts)
+
+        new_rows: list[dict[str, Any]] = []
+        for message in batch:
+            if message.id in stored:
+                continue
+            last_seq += 1
+            row = {
+                "id": message.id,
+                "session_id": session_id,
+                "seq": last_seq,
+                "role": message.role,
+                "kind": str(message.kind),
+                "content": message.content,
+                "metadata": message.metadata,
+                "run_id": message.run_id,
+                "created_at": message.created_at,
+                "token_estimate": message.token_estimate,
+            }
+            stored[message.id] = row
+            new_rows.append(row)
+
+        if new_rows:
+            await self._db.execute(insert(messages), [{"tenant_id": self._tenant, **row} for row in new_rows])
+            await self._db.execute(
+                update(sessions)
+                .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
+                .values(last_seq=last_seq, revision=sessions.c.revision + 1, updated_at=func.now())
+            )
+        return AppendResult(messages=[stored[message.id] for message in batch], created=len(new_rows), conflicts=[])
+
+    async def page(
+        self,
+        session_id: str,
+        *,
+        limit: int,
+        after_seq: int | None = None,
+        before_seq: int | None = None,
+        newest_first: bool = False,
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """The ``limit`` rows next to the cursor, walking away from it; ``hasMore`` says more lie beyond.
+
+        ``after_seq`` walks towards newer rows, ``before_seq`` towards older ones; without a cursor the walk
+        starts at the oldest row, or at the newest when ``newest_first``.
+        """
+        statement = select(*MESSAGE_COLUMNS).where(*self._in_session(session_id))
+        walk_backwards = before_seq is not None or (after_seq is None and newest_first)
+        if after_seq is not None:
+            statement = statement.where(messages.c.seq > after_seq)
+        if before_seq is not None:
+            statement = statement.where(messages.c.seq < before_seq)
+        order = messages.c.seq.desc() if walk_backwards else messages.c.seq.asc()
+        rows = [dict(row) for row in (await self._db.execute(statement.order_by(order).limit(limit + 1))).mappings()]
+        return rows[:limit], len(rows) > limit
+
+    async def get(self, session_id: str, message_id: str) -> dict[str, Any] | None:
+        statement = select(*MESSAGE_COLUMNS).where(*self._in_session(session_id), messages.c.id == message_id)
+        row = (await self._db.execute(statement)).mappings().first()
+        return dict(row) if row else None
+
+    async def amend_metadata(self, session_id: str, message_id: str, changes: dict[str, Any]) -> dict[str, Any] | None:
+        """Shallow merge: keys with a None value are removed. Content is never touched."""
+        kept = {key: value for key, value in changes.items() if value is not None}
+        removed = [key for key, value in changes.items() if value is None]
+        merged = messages.c.metadata.op("||", return_type=JSONB)(bindparam("kept", kept, type_=JSONB))
+        if removed:
+            merged = merged.op("-", return_type=JSONB)(bindparam("removed", removed, type_=ARRAY(Text)))
+        statement = (
+            update(messages)
+            .where(*self._in_session(session_id), messages.c.id == message_id)
+            .values(metadata=merged)
+            .returning(*MESSAGE_COLUMNS)
+        )
+        row = (await self._db.execute(statement)).mappings().first()
+        if row is None:
+            return None
+        await self._db.execute(
+            update(sessions)
+            .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
+            .values(revision=sessions.c.revision + 1, updated_at=func.now())
+        )
+        return dict(row)
+
+    async def by_kinds(self, session_id: str, kinds: tuple[Kind, ...]) -> list[PersistedMessage]:
+        """Every message of the given kinds, oldest first: one index range per kind."""
+        statement = (
+            select(*MESSAGE_COLUMNS)
+            .where(*self._in_session(session_id), messages.c.kind.in_([str(kind) for kind in kinds]))
+            .order_by(messages.c.seq)
+        )
+        return [to_persisted(dict(row)) for row in (await self._db.execute(statement)).mappings()]
+
+    async def from_seq(self, session_id: str, first_seq: int) -> list[PersistedMessage]:
+        """Every message from ``first_seq`` on, oldest first."""
+        statement = (
+            select(*MESSAGE_COLUMNS)
+            .where(*self._in_session(session_id), messages.c.seq >= first_seq)
+            .order_by(messages.c.seq)
+        )
+        return [to_persisted(dict(row)) for row in (await self._db.execute(statement)).mappings()]

@@ -1,0 +1,59 @@
+"""``RunRepository``: a turn's request settings (agent, model, system, tools), amended when it ends."""
+
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.store.tables import runs
+
+RUN_COLUMNS = (
+    runs.c.id,
+    runs.c.session_id,
+    runs.c.agent,
+    runs.c.model,
+    runs.c.system,
+    runs.c.tools,
+    runs.c.variant,
+    runs.c.format,
+    runs.c.usage,
+    runs.c.result,
+    runs.c.metadata,
+    runs.c.created_at,
+    runs.c.updated_at,
+)
+
+
+class RunRepository:
+    def __init__(self, connection: AsyncConnection, tenant_id: str) -> None:
+        self._db = connection
+        self._tenant = tenant_id
+
+    def _where(self, session_id: str, run_id: str) -> tuple[Any, ...]:
+        return runs.c.tenant_id == self._tenant, runs.c.session_id == session_id, runs.c.id == run_id
+
+    async def create(self, session_id: str, run_id: str, settings: dict[str, Any]) -> dict[str, Any] | None:
+        """Returns the new run, or None when the id is taken in this session."""
+        statement = (
+            pg_insert(runs)
+            .values(tenant_id=self._tenant, session_id=session_id, id=run_id, **settings)
+            .on_conflict_do_nothing(index_elements=[runs.c.tenant_id, runs.c.session_id, runs.c.id])
+            .returning(*RUN_COLUMNS)
+        )
+        row = (await self._db.execute(statement)).mappings().first()
+        return dict(row) if row else None
+
+    async def get(self, session_id: str, run_id: str) -> dict[str, Any] | None:
+        row = (await self._db.execute(select(*RUN_COLUMNS).where(*self._where(session_id, run_id)))).mappings().first()
+        return dict(row) if row else None
+
+    async def amend(self, session_id: str, run_id: str, changes: dict[str, Any]) -> dict[str, Any] | None:
+        statement = (
+            update(runs)
+            .where(*self._where(session_id, run_id))
+            .values(**changes, updated_at=func.now())
+            .returning(*RUN_COLUMNS)
+        )
+        row = (await self._db.execute(statement)).mappings().first()
+        return dict(row) if row else None

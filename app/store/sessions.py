@@ -1,0 +1,82 @@
+"""``SessionRepository``: sessions, scoped by tenant. Another tenant's session is simply not found."""
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select, tuple_
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.store.tables import sessions
+
+SESSION_COLUMNS = (
+    sessions.c.id,
+    sessions.c.title,
+    sessions.c.metadata,
+    sessions.c.model,
+    sessions.c.context_window_tokens,
+    sessions.c.last_seq,
+    sessions.c.revision,
+    sessions.c.created_at,
+    sessions.c.updated_at,
+)
+
+
+class SessionRepository:
+    def __init__(self, connection: AsyncConnection, tenant_id: str) -> None:
+        self._db = connection
+        self._tenant = tenant_id
+
+    async def create(
+        self,
+        session_id: str,
+        *,
+        title: str | None,
+        metadata: dict[str, Any],
+        model: str | None,
+        context_window_tokens: int | None,
+    ) -> dict[str, Any] | None:
+        """Returns the new session, or None when the id is taken in this tenant."""
+        statement = (
+            pg_insert(sessions)
+            .values(
+                tenant_id=self._tenant,
+                id=session_id,
+                title=title,
+                metadata=metadata,
+                model=model,
+                context_window_tokens=context_window_tokens,
+            )
+            .on_conflict_do_nothing(index_elements=[sessions.c.tenant_id, sessions.c.id])
+            .returning(*SESSION_COLUMNS)
+        )
+        row = (await self._db.execute(statement)).mappings().first()
+        return dict(row) if row else None
+
+    async def get(self, session_id: str) -> dict[str, Any] | None:
+        statement = select(*SESSION_COLUMNS).where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
+        row = (await self._db.execute(statement)).mappings().first()
+        return dict(row) if row else None
+
+    async def page(
+        self, *, limit: int, newest_first: bool, after: tuple[datetime, str] | None
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """Keyset page over (created_at, id); ``after`` is the last key of the previous page."""
+        key = tuple_(sessions.c.created_at, sessions.c.id)
+        statement = select(*SESSION_COLUMNS).where(sessions.c.tenant_id == self._tenant)
+        if after is not None:
+            statement = statement.where(key < tuple_(*after) if newest_first else key > tuple_(*after))
+        order = (
+            (sessions.c.created_at.desc(), sessions.c.id.desc())
+            if newest_first
+            else (
+                sessions.c.created_at.asc(),
+                sessions.c.id.asc(),
+            )
+        )
+        rows = (await self._db.execute(statement.order_by(*order).limit(limit + 1))).mappings().all()
+        return [dict(row) for row in rows[:limit]], len(rows) > limit
+
+    async def delete(self, session_id: str) -> bool:
+        statement = delete(sessions).where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
+        return (await self._db.execute(statement)).rowcount > 0

@@ -1,0 +1,93 @@
+"""Table definitions: the schema the migrations build, kept here so queries and migrations agree.
+
+``session_id`` is part of every key (and ``tenant_id`` leads them), so the schema can be distributed by
+session without change.
+"""
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+    }
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("id", String(128), nullable=False),
+    Column("title", Text),
+    Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+    Column("model", Text),
+    Column("context_window_tokens", Integer),
+    Column("last_seq", BigInteger, nullable=False, server_default=text("0")),
+    # Counts every change to the session's messages (appends and amendments), so a projection ETag
+    # changes when a pruned tool result changes the model view without a new seq.
+    Column("revision", BigInteger, nullable=False, server_default=text("0")),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "id"),
+    Index("ix_sessions_tenant_id_created_at_id", "tenant_id", "created_at", "id"),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("session_id", String(128), nullable=False),
+    Column("id", String(128), nullable=False),
+    Column("agent", Text),
+    Column("model", Text),
+    Column("system", Text),
+    Column("tools", JSONB),
+    Column("variant", Text),
+    Column("format", JSONB),
+    Column("usage", JSONB),
+    Column("result", JSONB),
+    Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "session_id", "id"),
+    ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
+)
+
+messages = Table(
+    "messages",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("session_id", String(128), nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    Column("id", String(128), nullable=False),
+    Column("run_id", String(128)),
+    Column("role", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("content", JSONB, nullable=False),
+    Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+    Column("token_estimate", Integer, nullable=False, server_default=text("0")),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "session_id", "seq"),
+    UniqueConstraint("tenant_id", "session_id", "id"),
+    ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
+    Index("ix_messages_tenant_id_session_id_kind_seq", "tenant_id", "session_id", "kind", "seq"),
+)
