@@ -1,0 +1,259 @@
+"""Planning a compaction: what to summarise, what to keep verbatim, and the two messages that record it.
+
+A compaction appends a ``compact_boundary`` (role system, naming the last summarised message in
+``compactThroughMessageId``) and its ``compact_summary`` (role system, ``summaryForBoundaryId``); nothing
+is deleted or rewritten. The kept tail (the messages after the summarised part) is sent verbatim after the
+summary, and it never starts between a tool call and its result: a result whose call was summarised away is
+the "unexpected tool_use_id" error, a call whose result was is the "tool_use without tool_result" one.
+
+Pure: engine messages, a policy and a summary in; the messages to write out. The store writes them
+atomically; ids come from the caller, so a retried request can be made idempotent.
+"""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from app.context.accounting import model_tokens, sent_to_model
+from app.context.config import TailPolicy
+from app.context.errors import CompactionRefused
+from app.context.history_window import Compaction, history_window, summary_text
+from app.engine.kinds import Kind, Role
+from app.engine.message import EngineMessage
+from app.engine.persisted import Content
+from app.engine.tokens import estimate_tokens
+
+BOUNDARY_TEXT = "Conversation compacted"
+Trigger = Literal["manual", "auto"]
+SummarySource = Literal["caller", "summarizer"]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageToWrite:
+    """A message for the store to append, in the shape of ``POST /sessions/{id}/messages``."""
+
+    id: str
+    role: Role
+    content: Content
+    metadata: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "role": self.role, "content": self.content, "metadata": self.metadata}
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionSelection:
+    """What a new summary must cover, and what stays verbatim."""
+
+    previous: Compaction | None
+    previous_summary: str | None
+    """The current summary's text: the summariser updates it rather than starting over."""
+    to_summarize: tuple[EngineMessage, ...]
+    """The messages the new summary covers, by seq, without the previous summary (given apart)."""
+    kept_tail: tuple[EngineMessage, ...]
+    through_message_id: str
+    tokens_before: int
+    """Estimated tokens the model view sends now (summary, messages, tail)."""
+    kept_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPlan:
+    boundary: MessageToWrite
+    summary: MessageToWrite
+    selection: CompactionSelection
+    tokens_after: int
+    """Estimated tokens the model view sends right after the compaction: the summary plus the tail."""
+
+    @property
+    def messages(self) -> tuple[MessageToWrite, MessageToWrite]:
+        """In write order: the boundary, then its summary."""
+        return (self.boundary, self.summary)
+
+
+def select_compaction(
+    messages: Sequence[EngineMessage],
+    *,
+    policy: TailPolicy,
+    window_tokens: int | None = None,
+    through_message_id: str | None = None,
+) -> CompactionSelection:
+    """Split the current model window into the part to summarise and the kept tail.
+
+    With ``through_message_id`` (a caller who wrote its own summary says what it covers) the cut is exactly
+    there, and refused if it would split a tool call from its result: moving it would make the summary claim
+    less or more than it does. Otherwise the tail follows ``policy`` and moves to the nearest cut that keeps
+    every call with its result, preferring to keep more.
+    """
+    window = history_window(messages)
+    previous = window.compaction
+    body = [m for m in window.messages if previous is None or m is not previous.summary]
+    if not body:
+        raise CompactionRefused("nothing_to_compact", "there are no messages after the last compaction")
+    spans = _pair_spans(body)
+    if through_message_id is not None:
+        cut = _explicit_cut(body, spans, through_message_id)
+    else:
+        cut = _policy_cut(body, spans, _tail_budget(policy, window_tokens), policy.max_user_turns)
+    tokens = [model_tokens(m) if sent_to_model(m) else 0 for m in body]
+    summary_tokens = model_tokens(previous.summary) if previous else 0
+    return CompactionSelection(
+        previous=previous,
+        previous_summary=summary_text(previous.summary).strip() if previous else None,
+        to_summarize=tuple(body[:cut]),
+        kept_tail=tuple(body[cut:]),
+        through_message_id=body[cut - 1].id,
+        tokens_before=summary_tokens + sum(tokens),
+        kept_tokens=sum(tokens[cut:]),
+    )
+
+
+def build_compaction(
+    selection: CompactionSelection,
+    summary: str,
+    *,
+    boundary_id: str,
+    summary_id: str,
+    trigger: Trigger = "manual",
+    summary_source: SummarySource = "caller",
+    summarizer_model: str | None = None,
+) -> CompactionPlan:
+    """The boundary and summary to write; an empty or whitespace-only summary is refused."""
+    text = summary.strip()
+    if not text:
+        raise CompactionRefused(
+            "empty_summary",
+            "the summary is empty; a compaction without a summary would drop the history it replaces",
+        )
+    summary_tokens = estimate_tokens(text)
+    record: dict[str, Any] = {
+        "trigger": trigger,
+        "summarySource": summary_source,
+        "summarizedMessageCount": len(selection.to_summarize),
+        "keptMessageCount": len(selection.kept_tail),
+        "tokensBefore": selection.tokens_before,
+        "keptTokens": selection.kept_tokens,
+        "summaryTokens": summary_tokens,
+        "previousBoundaryId": selection.previous.boundary.id if selection.previous else None,
+    }
+    if summarizer_model is not None:
+        record["summarizerModel"] = summarizer_model
+    boundary = MessageToWrite(
+        id=boundary_id,
+        role="system",
+        content=BOUNDARY_TEXT,
+        metadata={
+            "runtimeKind": Kind.COMPACT_BOUNDARY.value,
+            "compactThroughMessageId": selection.through_message_id,
+            "compaction": record,
+        },
+    )
+    summary_message = MessageToWrite(
+        id=summary_id,
+        role="system",
+        content=text,
+        metadata={"runtimeKind": Kind.COMPACT_SUMMARY.value, "summaryForBoundaryId": boundary_id},
+    )
+    return CompactionPlan(boundary, summary_message, selection, summary_tokens + selection.kept_tokens)
+
+
+def plan_compaction(
+    messages: Sequence[EngineMessage],
+    summary: str,
+    *,
+    boundary_id: str,
+    summary_id: str,
+    policy: TailPolicy,
+    window_tokens: int | None = None,
+    through_message_id: str | None = None,
+    trigger: Trigger = "manual",
+) -> CompactionPlan:
+    """Select and build in one step, for a summary the caller already has."""
+    if not summary.strip():
+        # Refuse before selecting, so an empty summary is reported as such even on a short history.
+        raise CompactionRefused("empty_summary", "the summary is empty")
+    selection = select_compaction(
+        messages, policy=policy, window_tokens=window_tokens, through_message_id=through_message_id
+    )
+    return build_compaction(selection, summary, boundary_id=boundary_id, summary_id=summary_id, trigger=trigger)
+
+
+def _tail_budget(policy: TailPolicy, window_tokens: int | None) -> int:
+    if window_tokens is None:
+        return policy.max_tokens
+    return min(policy.max_tokens, math.floor(window_tokens * policy.max_window_fraction))
+
+
+def _explicit_cut(body: Sequence[EngineMessage], spans: Sequence[tuple[int, int]], through_id: str) -> int:
+    index = next((i for i, m in enumerate(body) if m.id == through_id), None)
+    if index is None:
+        raise CompactionRefused(
+            "unknown_through_message",
+            f"message {through_id!r} is not in the history after the last compaction",
+        )
+    cut = index + 1
+    if not _valid_cut(body, spans, cut):
+        raise CompactionRefused(
+            "through_splits_tool_pair",
+            f"compacting through {through_id!r} would separate a tool call from its result",
+        )
+    return cut
+
+
+def _policy_cut(
+    body: Sequence[EngineMessage], spans: Sequence[tuple[int, int]], budget: int, max_turns: int | None
+) -> int:
+    start, used, turns = len(body), 0, 0
+    for index in range(len(body) - 1, -1, -1):
+        if max_turns is not None and turns >= max_turns:
+            break
+        message = body[index]
+        cost = model_tokens(message) if sent_to_model(message) else 0
+        if used + cost > budget:
+            break
+        used += cost
+        turns += message.kind is Kind.USER_INPUT
+        start = index
+    if start == 0:
+        # Everything fits: keep only the latest user turn, so a requested compaction still compacts.
+        start = max((i for i, m in enumerate(body) if m.kind is Kind.USER_INPUT), default=0)
+    for cut in range(start, 0, -1):
+        if _valid_cut(body, spans, cut):
+            return cut
+    # No valid cut keeps more: keep less. The end is always valid (the tail is then empty).
+    return next(cut for cut in range(max(start, 1), len(body) + 1) if _valid_cut(body, spans, cut))
+
+
+def _valid_cut(body: Sequence[EngineMessage], spans: Sequence[tuple[int, int]], cut: int) -> bool:
+    """Summarise ``body[:cut]``, keep ``body[cut:]``: at least one message summarised, no pair split,
+    and the tail never opens on a tool message (a result with nothing before it to answer)."""
+    if not 0 < cut <= len(body):
+        return False
+    if cut < len(body) and body[cut].role == "tool":
+        return False
+    return not any(first < cut <= last for first, last in spans)
+
+
+def _pair_spans(body: Sequence[EngineMessage]) -> list[tuple[int, int]]:
+    """For each tool call id, the first and last message that mentions it (call, approvals, results)."""
+    call_of_approval: dict[str, str] = {}
+    for message in body:
+        for part in _parts(message):
+            if part.get("type") == "tool-approval-request":
+                call_of_approval[str(part.get("approvalId"))] = str(part.get("toolCallId"))
+    seen: dict[str, tuple[int, int]] = {}
+    for index, message in enumerate(body):
+        for part in _parts(message):
+            call_id = part.get("toolCallId")
+            if call_id is None and part.get("type") == "tool-approval-response":
+                call_id = call_of_approval.get(str(part.get("approvalId")))
+            if call_id is None:
+                continue
+            first, _ = seen.get(str(call_id), (index, index))
+            seen[str(call_id)] = (first, index)
+    return list(seen.values())
+
+
+def _parts(message: EngineMessage) -> list[dict[str, Any]]:
+    return [] if isinstance(message.content, str) else message.content

@@ -1,0 +1,99 @@
+"""Planning a prune: which old tool results to mark ``compactedAt`` so the model view sends a stub.
+
+Storage keeps every original; the model view replaces each part of a pruned result with "[Old tool result
+content cleared]". Walking from the newest message back, the last ``protect_user_turns`` user turns are
+never touched, then tool output is kept until ``protect_tool_tokens`` have been seen; older results are
+candidates, and they are pruned only when together they save at least ``minimum_savings_tokens`` (a prune
+rewrites the prompt prefix and so costs a full prompt-cache miss). Results of protected tools, results
+already pruned and messages the model never sees are left alone and not counted.
+
+Pure: engine messages and a policy in, the ids and the saving out; the store sets ``compactedAt``.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.context.accounting import pruned_tokens, sent_to_model
+from app.context.config import PrunePolicy
+from app.context.history_window import history_window
+from app.engine.kinds import Kind
+from app.engine.message import EngineMessage
+
+
+@dataclass(frozen=True, slots=True)
+class PrunePlan:
+    message_ids: tuple[str, ...]
+    """The tool results to mark, oldest first; empty when the saving is below the minimum."""
+    tokens_saved: int
+    """Estimated tokens the model view sends fewer once they are marked (zero when nothing is pruned)."""
+    candidate_tokens_saved: int
+    """What pruning every candidate would save, reported even when it is below the minimum."""
+    protected_tool_tokens: int
+    """Tool output kept verbatim outside the protected turns (at most about ``protect_tool_tokens``)."""
+    reason: str
+
+    @property
+    def applied(self) -> bool:
+        return bool(self.message_ids)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "prunedMessageIds": list(self.message_ids),
+            "tokensSaved": self.tokens_saved,
+            "candidateTokensSaved": self.candidate_tokens_saved,
+            "protectedToolTokens": self.protected_tool_tokens,
+            "reason": self.reason,
+        }
+
+
+def compacted_at_patch(now: datetime) -> dict[str, str]:
+    """The metadata patch the store applies to every pruned message."""
+    return {"compactedAt": now.isoformat()}
+
+
+def plan_prune(messages: Sequence[EngineMessage], policy: PrunePolicy) -> PrunePlan:
+    """Choose the tool results to prune in the current model window (after the newest compaction)."""
+    window = history_window(messages).messages
+    turns = 0
+    seen = 0
+    protected = 0
+    candidates: list[tuple[str, int]] = []
+    for message in reversed(window):
+        if message.kind is Kind.USER_INPUT and message.metadata.get("synthetic") is not True:
+            turns += 1
+        if turns < policy.protect_user_turns or not _prunable(message, policy):
+            continue
+        cost = message.token_estimate
+        seen += cost
+        # The result that crosses the budget is itself a candidate (opencode's rule): the protected output
+        # never exceeds the budget.
+        if seen > policy.protect_tool_tokens:
+            candidates.append((message.id, max(cost - pruned_tokens(message), 0)))
+        else:
+            protected += cost
+    saving = sum(saved for _, saved in candidates)
+    if not candidates:
+        return PrunePlan((), 0, 0, protected, "no tool result outside the protected window")
+    if saving < policy.minimum_savings_tokens:
+        return PrunePlan(
+            (),
+            0,
+            saving,
+            protected,
+            f"pruning would save {saving} tokens, below the minimum of {policy.minimum_savings_tokens}",
+        )
+    ids = tuple(id_ for id_, _ in reversed(candidates))
+    return PrunePlan(ids, saving, saving, protected, f"pruned {len(ids)} tool results, {saving} tokens")
+
+
+def _prunable(message: EngineMessage, policy: PrunePolicy) -> bool:
+    if message.kind is not Kind.TOOL_RESULT or not sent_to_model(message):
+        return False
+    if message.metadata.get("compactedAt"):
+        return False
+    if isinstance(message.content, str):
+        return True
+    results = [part for part in message.content if part.get("type") == "tool-result"]
+    return bool(results) and not any(part.get("toolName") in policy.protected_tool_names for part in results)

@@ -1,0 +1,193 @@
+"""The summariser's request: a transcript rendered as text, a fixed template, and firm instructions.
+
+The history goes in as serialised text inside ``<conversation>``, not as a live chat: a model handed a chat
+tends to answer its last message, and a model told to summarise a document does not (pi, opencode). The
+system text forbids continuing the task or calling tools; a previous summary is updated, not restarted, so
+facts from before the last compaction survive this one. The answer is checked for the template, since an
+answer without any of its headings is most likely the model doing the task instead.
+
+Pure: values in, a request body and a cleaned summary out.
+"""
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from app.projections.types import ProjectedMessage
+
+TEMPLATE_HEADINGS: tuple[str, ...] = (
+    "Goal",
+    "Constraints and preferences",
+    "Progress",
+    "Key decisions",
+    "Relevant files",
+    "Next steps",
+    "Critical context",
+)
+
+TEMPLATE = """## Goal
+What the user wants achieved, in one or two sentences.
+
+## Constraints and preferences
+Requirements, limits and preferences the user stated.
+
+## Progress
+### Done
+### In progress
+### Blocked
+
+## Key decisions
+Choices made and why.
+
+## Relevant files
+Paths read, created or changed, each with what matters about it.
+
+## Next steps
+What to do next, in order.
+
+## Critical context
+Exact values the work depends on: error messages, identifiers, commands, versions, numbers."""
+
+SYSTEM_PROMPT = f"""You write the working summary of an AI agent's session, so that the agent can carry on \
+from the summary alone after the history is removed from its context.
+
+You are not a participant in the session. Do not continue the task, do not answer questions asked in it, \
+do not call tools and do not write new code. Only summarise what the conversation contains.
+
+Answer with the summary only, in exactly this template (keep every heading; write "(none)" under a heading \
+with nothing to say):
+
+{TEMPLATE}
+
+Rules:
+- Terse bullet points, no filler.
+- Keep exact file paths, function names, commands, error messages and numbers.
+- Say what is already done, so that it is not done twice.
+- Leave out greetings, tool mechanics and environment details that do not matter for the work.
+- Do not mention that this is a summary or that the history was compacted."""
+
+_FIRST_SUMMARY = """Summarise the conversation above in the template."""
+
+_UPDATE_SUMMARY = """The conversation above happened after the previous summary. Update that summary: keep \
+everything in it that is still true, add what the conversation adds, move finished work to Done, and where \
+the two disagree, the conversation wins. Answer with the complete updated summary in the template."""
+
+Transcript = str | Sequence[ProjectedMessage | Mapping[str, Any]]
+"""Plain text, the compact view's messages, or ChatMessage-like ``{"role", "content"}`` dicts."""
+
+_HIDDEN_BLOCK = re.compile(r"<(think|thinking|analysis)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_SUMMARY_BLOCK = re.compile(r"<summary>(.*?)</summary>", re.DOTALL | re.IGNORECASE)
+_HEADING_NOISE = re.compile(r"^[#*\s\-_]+|[*:\s_]+$")
+
+
+def render_transcript(transcript: Transcript, *, tool_result_chars: int) -> str:
+    """The history as labelled lines, each tool result cut to ``tool_result_chars``."""
+    if isinstance(transcript, str):
+        return transcript.strip()
+    blocks: list[str] = []
+    for message in transcript:
+        role: str
+        kind: str | None
+        if isinstance(message, ProjectedMessage):
+            role, content, kind = message.role, message.content, message.semantic_type.value
+        else:
+            role, content, kind = str(message.get("role", "user")), message.get("content", ""), None
+        blocks.extend(_render_message(role, kind, content, tool_result_chars))
+    return "\n\n".join(block for block in blocks if block.strip())
+
+
+def build_summary_messages(
+    transcript: Transcript,
+    *,
+    previous_summary: str | None = None,
+    instructions: str | None = None,
+    tool_result_chars: int = 2_000,
+) -> list[dict[str, str]]:
+    """The chat messages of the summariser request."""
+    parts: list[str] = []
+    previous = (previous_summary or "").strip()
+    if previous:
+        parts.append(f"<previous-summary>\n{previous}\n</previous-summary>")
+    conversation = render_transcript(transcript, tool_result_chars=tool_result_chars)
+    parts.append(f"<conversation>\n{conversation}\n</conversation>")
+    parts.append(_UPDATE_SUMMARY if previous else _FIRST_SUMMARY)
+    if instructions and instructions.strip():
+        parts.append(f"Additional instructions for this summary:\n{instructions.strip()}")
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]
+
+
+def clean_summary(answer: str) -> str:
+    """The summary without thinking or analysis blocks (reasoning models on vLLM often inline them)."""
+    text = _HIDDEN_BLOCK.sub("", answer)
+    # A reasoning model cut off inside its thinking leaves an opening tag and no summary.
+    text = re.sub(r"<(think|thinking)>.*\Z", "", text, flags=re.DOTALL | re.IGNORECASE)
+    inner = _SUMMARY_BLOCK.search(text)
+    return (inner.group(1) if inner else text).strip()
+
+
+def has_template_heading(summary: str) -> bool:
+    wanted = {heading.lower() for heading in TEMPLATE_HEADINGS}
+    return any(_HEADING_NOISE.sub("", line).lower() in wanted for line in summary.splitlines())
+
+
+def _render_message(role: str, kind: str | None, content: Any, limit: int) -> list[str]:
+    label = _label(role, kind)
+    if isinstance(content, str):
+        return [f"[{label}]: {content}"]
+    if not isinstance(content, list):
+        return [f"[{label}]: {_json(content)}"]
+    lines: list[str] = []
+    for part in content:
+        if isinstance(part, dict):
+            lines.append(_render_part(label, part, limit))
+    return lines
+
+
+def _label(role: str, kind: str | None) -> str:
+    if kind in {"compact_summary", "handoff_summary", "branch_summary"}:
+        return "Earlier summary"
+    return {"system": "System", "user": "User", "assistant": "Assistant", "tool": "Tool"}.get(role, role)
+
+
+def _render_part(label: str, part: Mapping[str, Any], limit: int) -> str:
+    match part.get("type"):
+        case "text":
+            return f"[{label}]: {part.get('text', '')}"
+        case "reasoning":
+            return f"[Assistant thinking]: {part.get('text', '')}"
+        case "image":
+            return f"[{label}]: [image]"
+        case "file":
+            return f"[{label}]: [file {part.get('filename') or part.get('mediaType', '')}]"
+        case "tool-call":
+            return f"[Assistant tool call]: {part.get('toolName', '')}({_json(part.get('input'))})"
+        case "tool-result":
+            output = part.get("output") or {}
+            kind = output.get("type") if isinstance(output, dict) else None
+            title = "Tool error" if kind in {"error-text", "error-json"} else "Tool result"
+            value = output.get("value") if isinstance(output, dict) else output
+            text = value if isinstance(value, str) else _json(value)
+            return f"[{title}] {part.get('toolName', '')}: {_cut(text, limit)}"
+        case "tool-approval-request":
+            return f"[Assistant asked approval]: call {part.get('toolCallId', '')}"
+        case "tool-approval-response":
+            verdict = "approved" if part.get("approved") else "denied"
+            reason = f" ({part['reason']})" if part.get("reason") else ""
+            return f"[Tool approval]: {verdict}{reason}"
+        case _:
+            return f"[{label}]: {_cut(_json(part), limit)}"
+
+
+def _cut(text: str, limit: int) -> str:
+    if limit <= 0 or len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [{len(text) - limit} more characters cut]"
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value, default=str).decode()

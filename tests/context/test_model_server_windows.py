@@ -1,0 +1,193 @@
+"""The window client against a real HTTP server on a loopback port: every failure falls through."""
+
+import asyncio
+
+import httpx
+import pytest
+
+from app.context.config import ModelServer, Timeouts, WindowConfig
+from app.context.model_server import ModelServerWindows, models_url, windows_from_listing
+from tests.context.fake_model_server import MODELS_PATH, FakeModelServer, Reply, unused_base_url
+
+TINY = Timeouts(connect_seconds=0.2, read_seconds=0.05, total_seconds=0.1)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def config(base_url: str, **overrides) -> WindowConfig:
+    values = {
+        "servers_by_provider": {"vllm": ModelServer(base_url)},
+        "context_window_tokens": {"qwen-coder": 16_000},
+        "ttl_seconds": 60.0,
+        "failure_ttl_seconds": 10.0,
+        "timeouts": TINY,
+    }
+    values.update(overrides)
+    return WindowConfig(**values)
+
+
+@pytest.fixture
+async def windows(model_server: FakeModelServer):
+    clock = Clock()
+    probe = ModelServerWindows(config(model_server.base_url), clock=clock)
+    probe.clock = clock  # the test steps it
+    yield probe
+    await probe.aclose()
+
+
+async def test_server_max_model_len_wins(windows):
+    window = await windows.resolve("vllm", "qwen-coder", session_tokens=100_000)
+    assert (window.tokens, window.source, window.notes) == (32_768, "model_server", ())
+
+
+async def test_base_url_with_v1_suffix_reaches_the_same_endpoint(model_server):
+    probe = ModelServerWindows(config(f"{model_server.base_url}/v1/"))
+    try:
+        assert (await probe.lookup("vllm", "qwen-coder")).tokens == 32_768
+    finally:
+        await probe.aclose()
+    assert [r.path for r in model_server.requests] == [MODELS_PATH]
+
+
+async def test_api_key_is_sent_as_bearer(model_server):
+    cfg = config("unused", servers_by_provider={"vllm": ModelServer(model_server.base_url, "sk-local")})
+    probe = ModelServerWindows(cfg)
+    try:
+        await probe.lookup("vllm", "qwen-coder")
+    finally:
+        await probe.aclose()
+    assert model_server.requests[0].headers["authorization"] == "Bearer sk-local"
+
+
+async def test_per_model_server_beats_the_provider_server(model_server):
+    cfg = config(unused_base_url(), servers_by_model={"vllm/qwen-coder": ModelServer(model_server.base_url)})
+    probe = ModelServerWindows(cfg)
+    try:
+        assert (await probe.lookup("vllm", "qwen-coder")).tokens == 32_768
+    finally:
+        await probe.aclose()
+
+
+async def test_answers_are_cached_until_the_ttl_expires(windows, model_server):
+    await windows.lookup("vllm", "qwen-coder")
+    model_server.serve_models({"qwen-coder": 131_072})
+    windows.clock.now += 59.9
+    assert (await windows.lookup("vllm", "qwen-coder")).tokens == 32_768
+    windows.clock.now += 0.1
+    assert (await windows.lookup("vllm", "qwen-coder")).tokens == 131_072
+    assert len(model_server.requests_to(MODELS_PATH)) == 2
+
+
+async def test_one_listing_answers_every_model_of_the_server(windows, model_server):
+    model_server.serve_models({"qwen-coder": 32_768, "llama": 8_192})
+    assert (await windows.lookup("vllm", "qwen-coder")).tokens == 32_768
+    assert (await windows.lookup("vllm", "llama")).tokens == 8_192
+    assert len(model_server.requests_to(MODELS_PATH)) == 1
+
+
+async def test_concurrent_lookups_share_one_request(windows, model_server):
+    answers = await asyncio.gather(*(windows.lookup("vllm", "qwen-coder") for _ in range(10)))
+    assert {answer.tokens for answer in answers} == {32_768}
+    assert len(model_server.requests_to(MODELS_PATH)) == 1
+
+
+async def test_slow_server_falls_through_to_configured_window(windows, model_server):
+    model_server.hang(MODELS_PATH)
+    window = await windows.resolve("vllm", "qwen-coder", session_tokens=None)
+    assert (window.tokens, window.source) == (16_000, "model_config")
+    assert "gave no window" in window.notes[0]
+
+
+async def test_garbage_answer_falls_through(windows, model_server):
+    model_server.garbage(MODELS_PATH)
+    window = await windows.resolve("vllm", "qwen-coder", session_tokens=None)
+    assert window.source == "model_config"
+    assert "unreadable answer" in window.notes[0]
+
+
+async def test_error_status_falls_through(windows, model_server):
+    model_server.fail(MODELS_PATH, 500)
+    window = await windows.resolve("vllm", "qwen-coder", session_tokens=None)
+    assert window.source == "model_config"
+    assert "HTTP 500" in window.notes[0]
+
+
+async def test_json_without_a_model_list_falls_through(windows, model_server):
+    model_server.reply(MODELS_PATH, Reply(json={"object": "list"}))
+    window = await windows.resolve("vllm", "qwen-coder", session_tokens=None)
+    assert window.source == "model_config"
+
+
+async def test_missing_max_model_len_falls_through_to_the_session(windows, model_server):
+    model_server.serve_models({"qwen-coder": None})
+    window = await windows.resolve("vllm", "other-model", session_tokens=12_000)
+    assert (window.tokens, window.source) == (12_000, "session")
+    window = await windows.resolve("vllm", "qwen-coder", session_tokens=12_000)
+    assert window.source == "model_config"
+    assert "without max_model_len" in window.notes[0]
+
+
+async def test_unlisted_model_falls_through(windows):
+    answer = await windows.lookup("vllm", "not-served")
+    assert answer.tokens is None
+    assert "does not list" in (answer.problem or "")
+
+
+async def test_refused_connection_falls_through():
+    probe = ModelServerWindows(config(unused_base_url()))
+    try:
+        window = await probe.resolve("vllm", "qwen-coder", session_tokens=None)
+    finally:
+        await probe.aclose()
+    assert window.source == "model_config"
+    assert "unreachable" in window.notes[0]
+
+
+async def test_failure_is_remembered_for_the_failure_ttl_then_retried(windows, model_server):
+    model_server.fail(MODELS_PATH, 503)
+    assert (await windows.lookup("vllm", "qwen-coder")).tokens is None
+    model_server.serve_models({"qwen-coder": 32_768})
+    windows.clock.now += 9.9
+    assert (await windows.lookup("vllm", "qwen-coder")).tokens is None
+    windows.clock.now += 0.1
+    assert (await windows.lookup("vllm", "qwen-coder")).tokens == 32_768
+    assert len(model_server.requests_to(MODELS_PATH)) == 2
+
+
+async def test_no_server_configured_means_no_request_and_no_note():
+    probe = ModelServerWindows(WindowConfig(context_window_tokens={"gpt-4o": 128_000}))
+    try:
+        window = await probe.resolve("openai", "gpt-4o", session_tokens=None)
+    finally:
+        await probe.aclose()
+    assert (window.tokens, window.source, window.notes) == (128_000, "model_config", ())
+
+
+async def test_shared_client_is_not_closed_by_the_probe(model_server):
+    async with httpx.AsyncClient() as client:
+        probe = ModelServerWindows(config(model_server.base_url), client=client)
+        await probe.aclose()
+        assert (await probe.lookup("vllm", "qwen-coder")).tokens == 32_768
+
+
+def test_listing_shapes_other_than_vllm_are_read():
+    assert windows_from_listing({"data": [{"id": "a", "context_length": 200_000}]}) == {"a": 200_000}
+    assert windows_from_listing([{"name": "b", "max_context_length": 4096}]) == {"b": 4096}
+    assert windows_from_listing({"models": [{"id": "c", "max_model_len": "8192"}]}) == {"c": 8192}
+    assert windows_from_listing({"data": [{"id": "d", "max_model_len": True}, "junk"]}) == {"d": None}
+
+
+def test_listing_matches_a_model_by_its_root_too():
+    listing = {"data": [{"id": "coder", "root": "Qwen/Qwen2.5-Coder-32B", "max_model_len": 32_768}]}
+    assert windows_from_listing(listing)["Qwen/Qwen2.5-Coder-32B"] == 32_768
+
+
+def test_models_url_accepts_bases_with_and_without_v1():
+    assert models_url("http://h:8000") == "http://h:8000/v1/models"
+    assert models_url("http://h:8000/v1/") == "http://h:8000/v1/models"

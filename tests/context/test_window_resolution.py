@@ -1,0 +1,67 @@
+from app.context.window import resolve_window
+
+CONFIGURED = {"vllm/qwen-coder": 65_536, "qwen-coder": 40_000, "llama": 8_192}
+
+
+def resolve(**overrides):
+    args = {
+        "provider": "vllm",
+        "model": "qwen-coder",
+        "server_tokens": None,
+        "configured": CONFIGURED,
+        "session_tokens": None,
+    }
+    args.update(overrides)
+    return resolve_window(**args)
+
+
+def test_server_window_beats_configured_and_session():
+    window = resolve(server_tokens=32_768, session_tokens=100_000)
+    assert (window.tokens, window.source) == (32_768, "model_server")
+
+
+def test_configured_window_is_used_when_the_server_gives_none():
+    window = resolve(session_tokens=100_000)
+    assert (window.tokens, window.source) == (65_536, "model_config")
+
+
+def test_configured_key_with_provider_beats_bare_model_id():
+    assert resolve().tokens == 65_536
+    assert resolve(provider="other").tokens == 40_000
+    assert resolve(provider=None).tokens == 40_000
+
+
+def test_session_window_is_used_when_nothing_is_configured():
+    window = resolve(model="unknown", session_tokens=100_000)
+    assert (window.tokens, window.source) == (100_000, "session")
+
+
+def test_no_window_means_source_none_and_says_compaction_is_never_proposed():
+    window = resolve(model="unknown")
+    assert (window.tokens, window.source) == (None, "none")
+    assert any("never proposed" in note for note in window.notes)
+
+
+def test_no_model_falls_to_the_session_window():
+    assert resolve(model=None, session_tokens=9_000).source == "session"
+
+
+def test_server_notes_are_carried_to_whichever_source_wins():
+    window = resolve(server_notes=("model server http://x/v1/models gave no window: HTTP 500",))
+    assert window.source == "model_config"
+    assert window.notes == ("model server http://x/v1/models gave no window: HTTP 500",)
+
+
+def test_non_positive_values_are_skipped_with_a_note():
+    window = resolve(server_tokens=0, configured={"vllm/qwen-coder": -1, "qwen-coder": 0}, session_tokens=4_096)
+    assert (window.tokens, window.source) == (4_096, "session")
+    assert len(window.notes) == 3
+
+
+def test_a_boolean_is_not_a_window():
+    window = resolve(model="unknown", session_tokens=True)
+    assert window.source == "none"
+
+
+def test_window_serialises_with_its_source():
+    assert resolve().as_dict() == {"tokens": 65_536, "source": "model_config", "notes": []}
