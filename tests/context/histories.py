@@ -29,7 +29,13 @@ def history(*messages: PersistedMessage, start_seq: int = 1) -> list[EngineMessa
 
 
 def message(
-    role: Role, content: Content, *, id: str = "", tokens: int | None = None, **metadata: Any
+    role: Role,
+    content: Content,
+    *,
+    id: str = "",
+    tokens: int | None = None,
+    run_id: str | None = None,
+    **metadata: Any,
 ) -> PersistedMessage:
     return PersistedMessage(
         id=id,
@@ -39,6 +45,7 @@ def message(
         content=content,
         created_at=T0,
         metadata=metadata,
+        run_id=run_id,
         token_estimate=estimate_tokens(content) if tokens is None else tokens,
     )
 

@@ -1,0 +1,288 @@
+import pytest
+
+from app.context.compaction import (
+    BOUNDARY_TEXT,
+    build_compaction,
+    plan_compaction,
+    select_compaction,
+)
+from app.context.config import TailPolicy
+from app.context.errors import CompactionRefused
+from app.context.history_window import history_window
+from app.engine.kinds import Kind
+from tests.context.histories import (
+    approval_request,
+    approval_response,
+    assistant,
+    boundary,
+    call,
+    calls,
+    history,
+    message,
+    result,
+    summary,
+    user,
+)
+
+SUMMARY = "## Goal\nFix the login bug in src/auth.ts."
+
+
+def tail_ids(selection):
+    return [m.id for m in selection.kept_tail]
+
+
+def summarized_ids(selection):
+    return [m.id for m in selection.to_summarize]
+
+
+def written(messages, plan):
+    """The history as the store would hold it after writing the plan: both messages appended."""
+    start = max(m.seq for m in messages) + 1
+    appended = [message(m.role, m.content, id=m.id, **m.metadata) for m in plan.messages]
+    return messages + history(*appended, start_seq=start)
+
+
+def turns(count, tokens=100):
+    """``count`` user turns of a user message and an answer, ``tokens`` each."""
+    out = []
+    for n in range(count):
+        out += [user(f"q{n}", tokens=tokens), assistant(f"a{n}", tokens=tokens)]
+    return out
+
+
+# Refusals ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t \n"])
+def test_empty_or_whitespace_summary_is_refused(text):
+    messages = history(*turns(3))
+    with pytest.raises(CompactionRefused) as refused:
+        plan_compaction(messages, text, boundary_id="b1", summary_id="s1", policy=TailPolicy())
+    assert refused.value.reason == "empty_summary"
+    selection = select_compaction(messages, policy=TailPolicy(max_tokens=100))
+    with pytest.raises(CompactionRefused) as refused:
+        build_compaction(selection, text, boundary_id="b1", summary_id="s1")
+    assert refused.value.reason == "empty_summary"
+
+
+def test_empty_history_has_nothing_to_compact():
+    with pytest.raises(CompactionRefused) as refused:
+        select_compaction([], policy=TailPolicy())
+    assert refused.value.reason == "nothing_to_compact"
+
+
+def test_only_a_previous_summary_has_nothing_to_compact():
+    messages = history(user("a"), boundary("b1", through="m1"), summary("b1", id="s1"))
+    with pytest.raises(CompactionRefused) as refused:
+        select_compaction(messages, policy=TailPolicy())
+    assert refused.value.reason == "nothing_to_compact"
+
+
+def test_unknown_through_message_is_refused():
+    with pytest.raises(CompactionRefused) as refused:
+        select_compaction(history(*turns(2)), policy=TailPolicy(), through_message_id="nope")
+    assert refused.value.reason == "unknown_through_message"
+
+
+def test_through_message_that_splits_a_call_from_its_result_is_refused():
+    messages = history(user("a"), call("c1"), result("c1"), assistant("done"))
+    with pytest.raises(CompactionRefused) as refused:
+        select_compaction(messages, policy=TailPolicy(), through_message_id="m2")
+    assert refused.value.reason == "through_splits_tool_pair"
+
+
+# The two messages ----------------------------------------------------------------------------------------
+
+
+def test_plan_writes_a_boundary_and_its_summary_as_system_records():
+    messages = history(*turns(3))
+    plan = plan_compaction(
+        messages, f"  {SUMMARY}\n", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200)
+    )
+    boundary_message, summary_message = plan.messages
+    assert boundary_message.as_dict() == {
+        "id": "b1",
+        "role": "system",
+        "content": BOUNDARY_TEXT,
+        "metadata": {
+            "runtimeKind": "compact_boundary",
+            "compactThroughMessageId": "m4",
+            "compaction": {
+                "trigger": "manual",
+                "summarySource": "caller",
+                "summarizedMessageCount": 4,
+                "keptMessageCount": 2,
+                "tokensBefore": 600,
+                "keptTokens": 200,
+                "summaryTokens": plan.tokens_after - 200,
+                "previousBoundaryId": None,
+            },
+        },
+    }
+    assert summary_message.as_dict() == {
+        "id": "s1",
+        "role": "system",
+        "content": SUMMARY,
+        "metadata": {"runtimeKind": "compact_summary", "summaryForBoundaryId": "b1"},
+    }
+
+
+def test_written_messages_promote_to_the_compaction_kinds_and_shape_the_next_window():
+    messages = history(*turns(3))
+    plan = plan_compaction(messages, SUMMARY, boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200))
+    after = written(messages, plan)
+    assert [m.kind for m in after[-2:]] == [Kind.COMPACT_BOUNDARY, Kind.COMPACT_SUMMARY]
+    window = history_window(after)
+    assert [m.id for m in window.messages] == ["s1", "m5", "m6"]
+
+
+def test_summarizer_source_and_model_are_recorded():
+    selection = select_compaction(history(*turns(2)), policy=TailPolicy(max_tokens=100))
+    plan = build_compaction(
+        selection,
+        SUMMARY,
+        boundary_id="b1",
+        summary_id="s1",
+        trigger="auto",
+        summary_source="summarizer",
+        summarizer_model="qwen-coder",
+    )
+    record = plan.boundary.metadata["compaction"]
+    assert (record["trigger"], record["summarySource"], record["summarizerModel"]) == (
+        "auto",
+        "summarizer",
+        "qwen-coder",
+    )
+
+
+# The kept tail -------------------------------------------------------------------------------------------
+
+
+def test_tail_keeps_the_newest_messages_within_the_token_budget():
+    selection = select_compaction(history(*turns(5)), policy=TailPolicy(max_tokens=350))
+    assert tail_ids(selection) == ["m8", "m9", "m10"]
+    assert selection.through_message_id == "m7"
+    assert selection.kept_tokens == 300
+
+
+def test_tail_never_starts_on_a_tool_result_it_moves_back_to_the_call():
+    messages = history(
+        user("a", tokens=100),
+        call("c1", tokens=100),
+        result("c1", tokens=100),
+        assistant("done", tokens=100),
+    )
+    selection = select_compaction(messages, policy=TailPolicy(max_tokens=250))
+    assert tail_ids(selection) == ["m2", "m3", "m4"]
+    assert selection.through_message_id == "m1"
+
+
+def test_tail_never_separates_parallel_calls_from_any_of_their_results():
+    messages = history(
+        user("a", tokens=100),
+        calls("c1", "c2", tokens=100),
+        result("c1", tokens=100),
+        result("c2", tokens=100),
+        assistant("done", tokens=100),
+    )
+    selection = select_compaction(messages, policy=TailPolicy(max_tokens=250))
+    assert tail_ids(selection) == ["m2", "m3", "m4", "m5"]
+
+
+def test_tail_never_separates_an_approval_request_from_its_response():
+    messages = history(
+        user("a", tokens=100),
+        call("c1", tokens=100),
+        approval_request("ap1", "c1", tokens=100),
+        approval_response("ap1", tokens=100),
+        result("c1", tokens=100),
+        user("b", tokens=100),
+    )
+    for budget in (150, 250, 350):
+        selection = select_compaction(messages, policy=TailPolicy(max_tokens=budget))
+        assert tail_ids(selection)[0] in {"m2", "m6"}
+
+
+def test_when_no_earlier_cut_is_valid_the_tail_keeps_less():
+    messages = history(call("c1", tokens=100), result("c1", tokens=100), assistant("x", tokens=100))
+    selection = select_compaction(messages, policy=TailPolicy(max_tokens=250))
+    assert summarized_ids(selection) == ["m1", "m2"]
+    assert tail_ids(selection) == ["m3"]
+
+
+def test_a_newest_message_over_the_budget_leaves_an_empty_tail():
+    messages = history(user("a", tokens=100), assistant("huge", tokens=5_000))
+    selection = select_compaction(messages, policy=TailPolicy(max_tokens=1_000))
+    assert tail_ids(selection) == []
+    assert selection.through_message_id == "m2"
+
+
+def test_when_everything_fits_only_the_latest_user_turn_is_kept():
+    selection = select_compaction(history(*turns(3)), policy=TailPolicy(max_tokens=100_000))
+    assert tail_ids(selection) == ["m5", "m6"]
+
+
+def test_a_single_turn_that_fits_still_compacts_something():
+    messages = history(user("a", tokens=10), assistant("b", tokens=10))
+    selection = select_compaction(messages, policy=TailPolicy())
+    assert (summarized_ids(selection), tail_ids(selection)) == (["m1"], ["m2"])
+
+
+def test_user_turn_limit_keeps_whole_recent_turns():
+    selection = select_compaction(history(*turns(5)), policy=TailPolicy(max_user_turns=2))
+    assert tail_ids(selection) == ["m7", "m8", "m9", "m10"]
+
+
+def test_tail_budget_is_capped_by_a_share_of_the_window():
+    policy = TailPolicy(max_tokens=20_000, max_window_fraction=0.25)
+    selection = select_compaction(history(*turns(10)), policy=policy, window_tokens=1_200)
+    assert selection.kept_tokens == 300
+    assert tail_ids(selection) == ["m18", "m19", "m20"]
+
+
+def test_pruned_results_in_the_tail_cost_their_stub():
+    messages = history(
+        user("a", tokens=100),
+        call("c1", tokens=10),
+        result("c1", "x" * 40_000, compacted=True),
+        assistant("done", tokens=10),
+    )
+    selection = select_compaction(messages, policy=TailPolicy(max_tokens=100))
+    assert tail_ids(selection) == ["m2", "m3", "m4"]
+
+
+def test_explicit_through_message_is_honoured_exactly():
+    selection = select_compaction(history(*turns(3)), policy=TailPolicy(), through_message_id="m2")
+    assert (summarized_ids(selection), tail_ids(selection)) == (["m1", "m2"], ["m3", "m4", "m5", "m6"])
+
+
+# A second compaction -------------------------------------------------------------------------------------
+
+
+def test_second_compaction_updates_the_previous_summary_and_supersedes_it():
+    first = history(*turns(3))
+    plan1 = plan_compaction(
+        first, "## Goal\nfirst", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200)
+    )
+    session = written(first, plan1) + history(*turns(2), start_seq=9)
+    selection = select_compaction(session, policy=TailPolicy(max_tokens=200))
+    assert selection.previous is not None and selection.previous.boundary.id == "b1"
+    assert selection.previous_summary == "## Goal\nfirst"
+    assert summarized_ids(selection) == ["m5", "m6", "m9", "m10"]
+    plan2 = build_compaction(selection, "## Goal\nsecond", boundary_id="b2", summary_id="s2")
+    assert plan2.boundary.metadata["compaction"]["previousBoundaryId"] == "b1"
+    window = history_window(written(session, plan2))
+    assert [m.id for m in window.messages] == ["s2", "m11", "m12"]
+
+
+def test_second_compaction_cut_inside_the_old_tail_leaves_the_old_records_out():
+    first = history(*turns(3))
+    plan1 = plan_compaction(
+        first, "## Goal\nfirst", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=400)
+    )
+    session = written(first, plan1)
+    plan2 = plan_compaction(
+        session, "## Goal\nsecond", boundary_id="b2", summary_id="s2", policy=TailPolicy(), through_message_id="m3"
+    )
+    window = history_window(written(session, plan2))
+    assert [m.id for m in window.messages] == ["s2", "m4", "m5", "m6"]

@@ -1,0 +1,268 @@
+from app.context.accounting import (
+    PRUNED_TOOL_RESULT_TEXT,
+    account_context,
+    compaction_threshold,
+    pruned_tokens,
+    usage_tokens,
+)
+from app.context.config import ThresholdPolicy
+from app.context.window import ContextWindow
+from app.engine.tokens import estimate_tokens
+from tests.context.histories import (
+    MODEL,
+    assistant,
+    boundary,
+    call,
+    history,
+    message,
+    result,
+    summary,
+    system,
+    usage,
+    user,
+)
+
+WINDOW = ContextWindow(10_000, "model_server")
+POLICY = ThresholdPolicy()  # ratio 0.8 -> threshold 8_000 on WINDOW
+
+
+def account(messages, **kw):
+    kw.setdefault("window", WINDOW)
+    kw.setdefault("model", MODEL)
+    kw.setdefault("policy", POLICY)
+    return account_context(messages, **kw)
+
+
+# Threshold -----------------------------------------------------------------------------------------------
+
+
+def test_default_threshold_is_four_fifths_of_the_window():
+    assert compaction_threshold(10_000, ThresholdPolicy()) == 8_000
+    assert compaction_threshold(32_768, ThresholdPolicy()) == 26_214
+
+
+def test_output_reservation_lowers_the_threshold_on_large_windows():
+    assert compaction_threshold(200_000, ThresholdPolicy(), max_output_tokens=64_000) == 136_000
+    assert compaction_threshold(200_000, ThresholdPolicy(), max_output_tokens=8_000) == 160_000
+
+
+def test_configured_reservation_applies_when_the_request_names_none():
+    policy = ThresholdPolicy(reserved_output_tokens=20_000)
+    assert compaction_threshold(100_000, policy) == 80_000
+    assert compaction_threshold(100_000, policy, max_output_tokens=30_000) == 70_000
+
+
+def test_reservation_never_claims_more_than_half_the_window():
+    assert compaction_threshold(8_192, ThresholdPolicy(), max_output_tokens=8_192) == 4_096
+
+
+def test_absolute_threshold_replaces_the_ratio_and_is_capped_by_the_window():
+    assert compaction_threshold(100_000, ThresholdPolicy(threshold_tokens=50_000)) == 50_000
+    assert compaction_threshold(10_000, ThresholdPolicy(threshold_tokens=50_000)) == 10_000
+
+
+def test_compaction_is_due_exactly_at_the_threshold():
+    below = account(history(user("x", tokens=7_999)))
+    at = account(history(user("x", tokens=8_000)))
+    assert (below.total_tokens, below.compaction_due) == (7_999, False)
+    assert (at.total_tokens, at.compaction_due) == (8_000, True)
+    assert at.threshold_tokens == 8_000
+
+
+def test_no_window_never_proposes_compaction():
+    report = account(history(user("x", tokens=1_000_000)), window=ContextWindow(None, "none"))
+    assert report.compaction_due is False
+    assert report.threshold_tokens is None
+    assert "never proposed" in report.reason
+
+
+# Usage anchor --------------------------------------------------------------------------------------------
+
+
+def test_without_usage_the_estimates_are_the_count():
+    report = account(history(user("x", tokens=100), assistant("y", tokens=50)))
+    assert (report.basis, report.total_tokens, report.usage) == ("estimate", 150, None)
+
+
+def test_last_valid_usage_plus_later_estimates():
+    messages = history(
+        user("x", tokens=100),
+        assistant("y", tokens=50, usage=usage(3_000)),
+        user("z", tokens=40),
+        assistant("w", tokens=60, usage=usage(5_000)),
+        call("c1", tokens=10),
+        result("c1", tokens=700),
+    )
+    report = account(messages)
+    assert report.basis == "usage"
+    assert report.usage is not None and (report.usage.message_id, report.usage.tokens) == ("m4", 5_000)
+    assert (report.tokens_after_usage, report.total_tokens) == (710, 5_710)
+    assert report.estimated_tokens == 960
+
+
+def test_usage_total_tokens_wins_over_the_parts():
+    msg = history(assistant("y", usage={"totalTokens": 900, "inputTokens": 1, "outputTokens": 1}))[0]
+    assert usage_tokens(msg, MODEL, {}) == 900
+
+
+def test_usage_parts_add_cache_reads_and_writes():
+    parts = {"inputTokens": 100, "outputTokens": 20, "cacheReadTokens": 3_000, "cacheWriteTokens": 400}
+    msg = history(assistant("y", usage=parts))[0]
+    assert usage_tokens(msg, MODEL, {}) == 3_520
+
+
+def test_errored_aborted_and_synthetic_usage_is_skipped():
+    for bad in (
+        assistant("y", usage=usage(9_000), finish="error"),
+        assistant("y", usage=usage(9_000), finish="aborted"),
+        assistant("y", usage=usage(9_000), synthetic=True),
+    ):
+        report = account(history(user("x", tokens=10), assistant("ok", tokens=5, usage=usage(2_000)), bad))
+        assert report.usage is not None and report.usage.message_id == "m2"
+
+
+def test_usage_from_another_model_is_skipped():
+    messages = history(assistant("y", tokens=5, usage=usage(9_000), model="gpt-4o"), user("x", tokens=10))
+    report = account(messages)
+    assert (report.basis, report.total_tokens) == ("estimate", 15)
+
+
+def test_run_model_is_the_fallback_when_the_message_names_none():
+    msg = history(assistant("y", usage=usage(900), model=None, run_id="r1"))[0]
+    assert usage_tokens(msg, MODEL, {"r1": MODEL}) == 900
+    assert usage_tokens(msg, MODEL, {"r1": "other"}) is None
+    assert usage_tokens(msg, MODEL, {}) is None
+
+
+def test_any_model_is_accepted_when_none_is_asked():
+    msg = history(assistant("y", usage=usage(900), model="gpt-4o"))[0]
+    assert usage_tokens(msg, None, {}) == 900
+
+
+def test_empty_usage_is_not_an_anchor():
+    msg = history(assistant("y", usage={"inputTokens": 0, "outputTokens": 0}))[0]
+    assert usage_tokens(msg, MODEL, {}) is None
+
+
+def test_usage_before_the_newest_boundary_is_stale():
+    messages = history(
+        user("x", tokens=100),
+        assistant("y", tokens=50, usage=usage(9_000)),
+        boundary("b1", through="m2"),
+        summary("b1", "## Goal\nsummary", tokens=30),
+        user("z", tokens=40),
+    )
+    report = account(messages)
+    assert report.basis == "estimate"
+    assert report.total_tokens == 70
+    assert report.applied_compact_boundary_id == "b1"
+
+
+def test_usage_in_the_kept_tail_is_stale_too():
+    messages = history(
+        user("x", tokens=100),
+        assistant("y", tokens=50, usage=usage(9_000)),
+        boundary("b1", through="m1"),
+        summary("b1", tokens=30),
+    )
+    report = account(messages)
+    assert (report.basis, report.total_tokens) == ("estimate", 80)
+
+
+def test_usage_after_the_boundary_counts():
+    messages = history(
+        user("x", tokens=100),
+        boundary("b1", through="m1"),
+        summary("b1", tokens=30),
+        user("z", tokens=40),
+        assistant("y", tokens=50, usage=usage(1_234)),
+        user("w", tokens=6),
+    )
+    report = account(messages)
+    assert report.total_tokens == 1_240
+
+
+# Sections ------------------------------------------------------------------------------------------------
+
+
+def test_sections_split_system_summary_messages_tool_results_and_reasoning():
+    messages = history(
+        system("rules", tokens=11),
+        user("x", tokens=100),
+        boundary("b1", through="m2"),
+        summary("b1", tokens=30),
+        user("z", tokens=40),
+        assistant("answer", reasoning="r" * 400, tokens=150),
+        call("c1", tokens=20),
+        result("c1", tokens=500),
+    )
+    report = account(messages)
+    assert report.sections.as_dict() == {
+        "system": 0,
+        "summary": 30,
+        "messages": 40 + 50 + 20,
+        "toolResults": 500,
+        "reasoning": 100,
+    }
+
+
+def test_system_notes_in_the_window_count_as_system():
+    report = account(history(system("rules", tokens=11), user("x", tokens=1)))
+    assert report.sections.system == 11
+
+
+def test_request_system_and_tools_count_only_without_usage():
+    plain = account(history(user("x", tokens=100)), request_tokens=500)
+    assert (plain.sections.system, plain.total_tokens) == (500, 600)
+    anchored = account(history(user("x", tokens=100), assistant("y", usage=usage(2_000))), request_tokens=500)
+    assert anchored.total_tokens == 2_000
+
+
+def test_pruned_tool_result_costs_its_stub_not_its_stored_estimate():
+    messages = history(call("c1", tokens=10), result("c1", "x" * 40_000, compacted=True))
+    report = account(messages)
+    stub = pruned_tokens(messages[1])
+    assert report.sections.tool_results == stub
+    assert stub < 50 and stub == estimate_tokens(
+        [
+            {
+                "type": "tool-result",
+                "toolCallId": "c1",
+                "toolName": "Read",
+                "output": {"type": "text", "value": PRUNED_TOOL_RESULT_TEXT},
+            }
+        ]
+    )
+
+
+def test_messages_the_model_never_sees_are_not_counted():
+    messages = history(
+        user("x", tokens=100),
+        user("hidden", tokens=5_000, eligibleForModelContext=False),
+        message("user", "ls", tokens=1, runtimeKind="bash_execution", output="a\nb", excludeFromContext=True),
+    )
+    assert account(messages).total_tokens == 100
+
+
+def test_bash_execution_counts_its_output():
+    messages = history(message("user", "ls", tokens=1, runtimeKind="bash_execution", output="x" * 400))
+    assert account(messages).total_tokens == 101
+
+
+def test_report_serialises_to_camel_case():
+    report = account(history(user("x", tokens=100), assistant("y", tokens=5, usage=usage(500))))
+    assert report.as_dict() == {
+        "model": MODEL,
+        "window": {"tokens": 10_000, "source": "model_server", "notes": []},
+        "sections": {"system": 0, "summary": 0, "messages": 105, "toolResults": 0, "reasoning": 0},
+        "estimatedTokens": 105,
+        "totalTokens": 500,
+        "basis": "usage",
+        "usage": {"messageId": "m2", "tokens": 500},
+        "tokensAfterUsage": 0,
+        "thresholdTokens": 8_000,
+        "remainingTokens": 9_500,
+        "compactionDue": False,
+        "reason": "500 tokens are below the threshold of 8000",
+        "appliedCompactBoundaryId": None,
+    }
