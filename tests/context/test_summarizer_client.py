@@ -1,0 +1,124 @@
+"""The summariser client over real HTTP: a usable summary, or a specific error and nothing else."""
+
+import pytest
+
+from app.context.config import ModelServer, SummarizerConfig, Timeouts
+from app.context.errors import SummarizerError
+from app.context.summarizer import Summarizer
+from app.context.summary_prompt import SYSTEM_PROMPT
+from tests.context.fake_model_server import CHAT_PATH, FakeModelServer, Reply, chat_completion, unused_base_url
+
+TINY = Timeouts(connect_seconds=0.2, read_seconds=0.05, total_seconds=0.1)
+GOOD = "## Goal\nFix login.\n\n## Next steps\n- run the tests"
+CHAT = [{"role": "user", "content": "Why does login fail?"}]
+
+
+def summarizer_for(base_url: str, **overrides) -> Summarizer:
+    values = {"server": ModelServer(base_url, "sk-sum"), "model": "qwen-coder", "timeouts": TINY}
+    values.update(overrides)
+    return Summarizer(SummarizerConfig(**values))
+
+
+@pytest.fixture
+async def summarizer(model_server: FakeModelServer):
+    client = summarizer_for(model_server.base_url)
+    yield client
+    await client.aclose()
+
+
+async def failure(summarizer: Summarizer) -> str:
+    with pytest.raises(SummarizerError) as error:
+        await summarizer.summarize(CHAT)
+    return error.value.reason
+
+
+async def test_good_answer_is_returned_cleaned(summarizer, model_server):
+    model_server.answer_chat(f"<think>hmm</think>\n{GOOD}\n")
+    result = await summarizer.summarize(CHAT, previous_summary="## Goal\nold")
+    assert result.text == GOOD
+    assert (result.finish_reason, result.usage["total_tokens"]) == ("stop", 120)
+
+
+async def test_request_is_a_plain_chat_completion_with_the_fixed_prompt(summarizer, model_server):
+    model_server.answer_chat(GOOD)
+    await summarizer.summarize(CHAT, previous_summary="## Goal\nold", instructions="Keep it short.")
+    (request,) = model_server.requests_to(CHAT_PATH)
+    body = request.json()
+    assert request.headers["authorization"] == "Bearer sk-sum"
+    assert (body["model"], body["max_tokens"], body["temperature"], body["stream"]) == (
+        "qwen-coder",
+        8_192,
+        0.0,
+        False,
+    )
+    assert "tools" not in body
+    assert body["messages"][0] == {"role": "system", "content": SYSTEM_PROMPT}
+    user = body["messages"][1]["content"]
+    assert "<previous-summary>\n## Goal\nold\n</previous-summary>" in user
+    assert "[User]: Why does login fail?" in user
+    assert user.endswith("Keep it short.")
+
+
+async def test_slow_summariser_is_a_timeout(summarizer, model_server):
+    model_server.hang(CHAT_PATH)
+    assert await failure(summarizer) == "timeout"
+
+
+async def test_refused_connection_is_unreachable():
+    client = summarizer_for(unused_base_url())
+    try:
+        assert await failure(client) == "unreachable"
+    finally:
+        await client.aclose()
+
+
+async def test_error_status_is_reported(summarizer, model_server):
+    model_server.fail(CHAT_PATH, 500)
+    assert await failure(summarizer) == "http_status"
+
+
+async def test_garbage_is_a_bad_response(summarizer, model_server):
+    model_server.garbage(CHAT_PATH)
+    assert await failure(summarizer) == "bad_response"
+
+
+async def test_json_without_choices_is_a_bad_response(summarizer, model_server):
+    model_server.reply(CHAT_PATH, Reply(json={"choices": []}))
+    assert await failure(summarizer) == "bad_response"
+
+
+@pytest.mark.parametrize("text", [None, "", "   \n", "<think>only thinking</think>"])
+async def test_empty_answer_is_refused(summarizer, model_server, text):
+    model_server.answer_chat(text)
+    assert await failure(summarizer) == "empty_summary"
+
+
+async def test_answer_cut_at_the_token_limit_is_refused(summarizer, model_server):
+    model_server.answer_chat(GOOD, finish_reason="length")
+    assert await failure(summarizer) == "truncated"
+
+
+async def test_content_filtered_answer_is_refused(summarizer, model_server):
+    model_server.answer_chat(GOOD, finish_reason="content_filter")
+    assert await failure(summarizer) == "bad_response"
+
+
+async def test_an_answer_that_continues_the_task_is_refused(summarizer, model_server):
+    model_server.answer_chat("Sure, I'll now edit src/auth.ts and rerun the tests.")
+    assert await failure(summarizer) == "off_template"
+
+
+async def test_template_check_can_be_turned_off(model_server):
+    model_server.answer_chat("A plain prose summary.")
+    client = summarizer_for(model_server.base_url, require_template_headings=False)
+    try:
+        assert (await client.summarize(CHAT)).text == "A plain prose summary."
+    finally:
+        await client.aclose()
+
+
+async def test_content_parts_in_the_answer_are_joined(summarizer, model_server):
+    body = chat_completion(None)
+    body["choices"][0]["message"]["content"] = [{"type": "text", "text": "## Goal\n"}, {"type": "text", "text": "x"}]
+    model_server.reply(CHAT_PATH, Reply(json=body))
+    assert (await summarizer.summarize("plain text history")).text == "## Goal\nx"
