@@ -38,6 +38,10 @@ class ProjectionContext:
     redact: bool = False
     """Export only: mask secrets in text, tool inputs and tool outputs."""
     export_format: ExportFormat = "json"
+    readable_media: tuple[str, ...] | None = None
+    """Media types the target model reads (``image/*``, ``application/pdf``, ``*/*``); ``None`` means every
+    medium the history holds is passed on (the provider adapter knows its limits), ``()`` means text only.
+    Media outside the list becomes explicit text in the model view, never a silent drop."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,8 @@ class Diagnostics:
     applied_compact_boundary_id: str | None = None
     injected_notes: list[str] = field(default_factory=list)
     repairs: list[Repair] = field(default_factory=list)
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+    """Per source message id, why the view hid, cut, stubbed or changed it (what the debug view shows)."""
 
 
 @dataclass(slots=True)

@@ -1,0 +1,314 @@
+"""The model view: exactly the context a model should see (DESIGN section 4, rules 1-7).
+
+Steps, in order: order the input by seq; choose the compaction window (summary first, boundary never sent);
+apply each kind's rule; drop result parts whose call is not in the view; move whatever sits between a call
+and its results to just after them. Every message given is either in the output (``source_message_ids``) or
+in ``hidden_message_ids``, with its reasons in ``diagnostics.reasons``. Deterministic: the same input gives
+the same output. Never serializes for a provider, never reads storage or the clock, never mutates its input.
+The compact view reuses this pipeline with its own ``ContextPolicy``.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, assert_never
+
+from app.engine.kinds import Kind, Role
+from app.engine.message import EngineMessage
+from app.engine.persisted import Content
+from app.projections.framing import (
+    BRANCH_PREAMBLE,
+    HANDOFF_PREAMBLE,
+    SUMMARY_PREAMBLE,
+    bash_frame,
+    reminder_frame,
+    summary_frame,
+)
+from app.projections.media import MediaStyle, readable_content
+from app.projections.pairing import drop_unanswerable_results, keep_results_next_to_calls
+from app.projections.plain_text import is_blank, plain_text
+from app.projections.reasoning import ReasoningPolicy, reasoning_for_model, strip_foreign_provider_options
+from app.projections.tool_output import ResultPolicy, cut, result_for_model
+from app.projections.types import (
+    Diagnostics,
+    ProjectedMessage,
+    ProjectedMetadata,
+    Projection,
+    ProjectionContext,
+    View,
+)
+from app.projections.window import Window, completes_its_boundary, select_window, summary_for
+
+REMINDER_TAGS = frozenset({"reminder", "runtime-reminder", "system-reminder"})
+
+
+@dataclass(frozen=True, slots=True)
+class ContextPolicy:
+    """How a view built on the model pipeline differs from the model view itself."""
+
+    view: View
+    media_style: MediaStyle
+    native_reasoning: bool
+    inject_reminders: bool
+    soft_limit_cap: int | None = None
+
+
+MODEL_POLICY = ContextPolicy(View.MODEL, media_style="explain", native_reasoning=True, inject_reminders=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Hidden:
+    reason: str
+
+
+def project_model(messages: Sequence[EngineMessage], ctx: ProjectionContext) -> Projection:
+    return build_context(messages, ctx, MODEL_POLICY)
+
+
+def marked_as_reminder(message: EngineMessage) -> bool:
+    """An agent switch note goes to the model only when tagged as a reminder (or ``reminder: true``)."""
+    tags = message.metadata.get("tags")
+    tagged = isinstance(tags, list) and any(tag in REMINDER_TAGS for tag in tags if isinstance(tag, str))
+    return tagged or message.metadata.get("reminder") is True
+
+
+def build_context(messages: Sequence[EngineMessage], ctx: ProjectionContext, policy: ContextPolicy) -> Projection:
+    ordered = _ordered(messages)
+    diagnostics = Diagnostics()
+    window = select_window(ordered) if ctx.apply_compact_boundary else None
+    complete = {summary_for(m) for m in ordered if completes_its_boundary(m)}
+    rules = _Rules(ctx, policy, window, complete, diagnostics)
+    out: list[ProjectedMessage] = []
+    if window is not None:
+        out.append(rules.summary(window))
+    for message in ordered:
+        if window is not None and message.id == window.compaction.summary.id:
+            continue
+        outcome = rules.project(message)
+        if isinstance(outcome, Hidden):
+            diagnostics.hidden_message_ids.append(message.id)
+            diagnostics.reasons.setdefault(message.id, []).append(outcome.reason)
+        else:
+            out.append(outcome)
+    out = drop_unanswerable_results(out, diagnostics)
+    out = keep_results_next_to_calls(out, diagnostics)
+    seqs = {m.id: m.seq for m in ordered}
+    diagnostics.hidden_message_ids.sort(key=lambda id_: seqs[id_])
+    return Projection(policy.view, out, diagnostics)
+
+
+def _ordered(messages: Sequence[EngineMessage]) -> list[EngineMessage]:
+    # The store may hand over the linked summary beside rows that already hold it: one copy per id.
+    unique: dict[str, EngineMessage] = {}
+    for message in messages:
+        unique.setdefault(message.id, message)
+    return sorted(unique.values(), key=lambda m: m.seq)
+
+
+class _Rules:
+    """One kind rule per ``Kind``; each returns the projected message or why it is hidden."""
+
+    def __init__(
+        self,
+        ctx: ProjectionContext,
+        policy: ContextPolicy,
+        window: Window | None,
+        complete_boundaries: set[str | None],
+        diagnostics: Diagnostics,
+    ) -> None:
+        self.ctx = ctx
+        self.policy = policy
+        self.window = window
+        self.complete_boundaries = complete_boundaries
+        self.diagnostics = diagnostics
+        limit = ctx.tool_result_soft_limit_chars
+        if policy.soft_limit_cap is not None:
+            limit = policy.soft_limit_cap if limit <= 0 else min(limit, policy.soft_limit_cap)
+        self.soft_limit = limit
+        self.reasoning = ReasoningPolicy(
+            include=ctx.include_reasoning,
+            fallback=ctx.reasoning_fallback,
+            provider=ctx.provider,
+            model=ctx.model,
+            native_allowed=policy.native_reasoning,
+        )
+        self.readable = ctx.readable_media if policy.media_style == "explain" else ()
+
+    def summary(self, window: Window) -> ProjectedMessage:
+        boundary, summary = window.compaction.boundary, window.compaction.summary
+        self.diagnostics.applied_compact_boundary_id = boundary.id
+        self.diagnostics.injected_notes.append(
+            f"compact summary {summary.id} of boundary {boundary.id} sent first as earlier history"
+        )
+        text = summary_frame(SUMMARY_PREAMBLE, plain_text(summary.content))
+        return self._message(summary, "user", text, ["wrapped in <summary> as earlier history"])
+
+    def project(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        window = self.window
+        if window is not None and message.seq < window.tail_start_seq and message.id != window.compaction.boundary.id:
+            return Hidden(f"before the compaction window of boundary {window.compaction.boundary.id}")
+        if message.metadata.get("eligibleForModelContext") is False and message.kind is not Kind.COMPACT_BOUNDARY:
+            return Hidden("eligibleForModelContext is false")
+        match message.kind:
+            case Kind.SYSTEM_NOTE:
+                return self._finish(message, "system", message.content, [])
+            case Kind.USER_INPUT:
+                content, notes = readable_content(message.content, self.readable, self.policy.media_style)
+                return self._finish(message, "user", content, notes)
+            case Kind.ASSISTANT_TEXT | Kind.ASSISTANT_REASONING | Kind.TOOL_CALL | Kind.TOOL_APPROVAL_REQUEST:
+                return self._assistant(message)
+            case Kind.TOOL_RESULT | Kind.TOOL_APPROVAL_RESPONSE:
+                return self._tool(message)
+            case Kind.COMPACT_BOUNDARY:
+                return Hidden(self._boundary_reason(message))
+            case Kind.COMPACT_SUMMARY:
+                return Hidden(self._summary_reason(message))
+            case Kind.RUNTIME_REMINDER:
+                return self._reminder(message)
+            case Kind.HANDOFF_SUMMARY:
+                return self._wrapped(message, HANDOFF_PREAMBLE)
+            case Kind.BRANCH_SUMMARY:
+                return self._wrapped(message, BRANCH_PREAMBLE)
+            case Kind.AGENT_SWITCH_NOTE:
+                if not marked_as_reminder(message):
+                    return Hidden("agent switch marker: UI only (not tagged as a reminder)")
+                return self._reminder(message)
+            case Kind.BASH_EXECUTION:
+                return self._bash(message)
+            case Kind.CUSTOM:
+                return self._custom(message)
+            case _:
+                assert_never(message.kind)
+
+    def _boundary_reason(self, message: EngineMessage) -> str:
+        if self.window is not None and message.id == self.window.compaction.boundary.id:
+            return f"compaction boundary: never sent; its summary {self.window.compaction.summary.id} is sent first"
+        if not self.ctx.apply_compact_boundary:
+            return "compaction boundary: never sent (applyCompactBoundary off)"
+        if message.id not in self.complete_boundaries:
+            return "incomplete compaction boundary: no summary with text names it; ignored"
+        return "compaction boundary: never sent (an older compaction)"
+
+    def _summary_reason(self, message: EngineMessage) -> str:
+        if not self.ctx.apply_compact_boundary:
+            return "compact summary not sent: applyCompactBoundary off, the full history is sent instead"
+        if is_blank(plain_text(message.content)):
+            return "empty compact summary: its compaction is incomplete"
+        if self.window is not None:
+            return f"compact summary not used: the applied compaction is {self.window.compaction.boundary.id}"
+        return "compact summary not used: its boundary is not in this history"
+
+    def _assistant(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        if isinstance(message.content, str):
+            return self._finish(message, "assistant", message.content, [])
+        parts, notes = reasoning_for_model(message.content, message.metadata, self.reasoning)
+        parts, stripped = strip_foreign_provider_options(parts, message.metadata, self.reasoning)
+        return self._finish(message, "assistant", parts, [*notes, *stripped])
+
+    def _tool(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        if isinstance(message.content, str) or not message.content:
+            return Hidden("empty tool message")
+        compacted = bool(message.metadata.get("compactedAt"))
+        policy = ResultPolicy(
+            compacted=compacted,
+            include=self.ctx.include_tool_results,
+            soft_limit=self.soft_limit,
+            message_id=message.id,
+            readable=self.readable,
+            media_style=self.policy.media_style,
+        )
+        parts: list[dict[str, Any]] = []
+        notes: list[str] = []
+        truncated = False
+        for part in message.content:
+            if part.get("type") != "tool-result":
+                parts.append(part)
+                continue
+            change = result_for_model(part, policy)
+            parts.append(change.part)
+            notes.extend(n for n in change.notes if n not in notes)
+            truncated = truncated or change.truncated
+        return self._message(message, "tool", parts, notes, truncated=truncated, compacted=compacted)
+
+    def _reminder(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        inject = self.ctx.inject_runtime_reminder and self.policy.inject_reminders
+        if not inject:
+            return Hidden("runtime reminder not injected (injectRuntimeReminder off or not history)")
+        text = plain_text(message.content)
+        if is_blank(text):
+            return Hidden("empty: no text to send")
+        self.diagnostics.injected_notes.append(f"{message.kind} {message.id} injected as <system-reminder>")
+        return self._message(message, "user", reminder_frame(text), ["wrapped in <system-reminder>"])
+
+    def _wrapped(self, message: EngineMessage, preamble: str) -> ProjectedMessage | Hidden:
+        text = plain_text(message.content)
+        if is_blank(text):
+            return Hidden("empty: no text to send")
+        return self._message(message, "user", summary_frame(preamble, text), ["wrapped in <summary>"])
+
+    def _bash(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        if message.metadata.get("excludeFromContext") is True:
+            return Hidden("bash execution excluded from context (excludeFromContext)")
+        output = message.metadata.get("output")
+        output, omitted = cut(output if isinstance(output, str) else "", self.soft_limit)
+        text = bash_frame(message.metadata, plain_text(message.content), output, omitted)
+        notes = [f"bash output truncated to {self.soft_limit} characters ({omitted} left out)"] if omitted else []
+        return self._message(message, "user", text, ["flattened to user text", *notes], truncated=bool(omitted))
+
+    def _custom(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        if message.metadata.get("displayOnly") is True:
+            return Hidden("display-only custom message")
+        if message.metadata.get("excludeFromContext") is True:
+            return Hidden("custom message excluded from context (excludeFromContext)")
+        content, notes = readable_content(message.content, self.readable, self.policy.media_style)
+        return self._finish(message, "user", content, notes)
+
+    def _finish(
+        self, message: EngineMessage, role: Role, content: Content, notes: list[str]
+    ) -> ProjectedMessage | Hidden:
+        """Blank text is never sent: a blank message is hidden, blank text parts are removed."""
+        if isinstance(content, str):
+            if is_blank(content):
+                return Hidden("empty: no text to send")
+            return self._message(message, role, content, notes)
+        kept = [p for p in content if not (p.get("type") == "text" and is_blank(str(p.get("text", ""))))]
+        if len(kept) < len(content):
+            notes = [*notes, f"{len(content) - len(kept)} empty text part(s) removed"]
+        if not kept:
+            return Hidden("empty: nothing left to send" + (f" ({'; '.join(notes)})" if notes else ""))
+        return self._message(message, role, kept, notes)
+
+    def _message(
+        self,
+        message: EngineMessage,
+        role: Role,
+        content: Content,
+        notes: list[str],
+        *,
+        truncated: bool = False,
+        compacted: bool = False,
+    ) -> ProjectedMessage:
+        if notes:
+            self.diagnostics.reasons.setdefault(message.id, []).extend(notes)
+        if truncated:
+            self.diagnostics.truncated_message_ids.append(message.id)
+        return ProjectedMessage(
+            view=self.policy.view,
+            role=role,
+            semantic_type=message.kind,
+            source_message_ids=(message.id,),
+            content=content,
+            metadata=ProjectedMetadata(
+                truncated=truncated,
+                compacted=compacted,
+                notes=tuple(notes),
+                extra=_extra(message),
+            ),
+        )
+
+
+def _extra(message: EngineMessage) -> dict[str, Any]:
+    """What a serializer may need to know about where an assistant turn came from and how it ended."""
+    if message.role != "assistant":
+        return {}
+    keys = ("provider", "model", "finishReason")
+    return {key: message.metadata[key] for key in keys if message.metadata.get(key) is not None}
