@@ -46,6 +46,8 @@ def field_path(loc: tuple[Any, ...], body: Any) -> str:
         if isinstance(segment, int) and isinstance(data, list):
             path += f"[{segment}]"
             data = data[segment] if segment < len(data) else None
+        elif isinstance(data, dict) and not is_last and segment in (data.get("type"), data.get("role")):
+            continue
         elif isinstance(data, dict) and (segment in data or is_last):
             path += f".{segment}" if path else str(segment)
             data = data.get(segment)

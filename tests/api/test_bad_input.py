@@ -1,0 +1,183 @@
+"""Every kind of bad input: a problem+json 4xx naming the field, and nothing stored."""
+
+from typing import Any
+
+import httpx
+import pytest
+
+from app.main import create_app
+from tests.api.wire import new_session, stored_count, user
+from tests.conftest import settings_for_tests
+
+GOOD = user("fine", id="ok")
+TOOL_CALL = {"type": "tool-call", "toolCallId": "c1", "toolName": "Read", "input": {}}
+TOOL_RESULT = {"type": "tool-result", "toolCallId": "c1", "toolName": "Read", "output": {"type": "text", "value": "x"}}
+
+BAD_BATCHES: list[tuple[str, Any, int, str]] = [
+    ("unknown role", [{"role": "robot", "content": "x"}], 422, "messages[1]"),
+    ("missing role", [{"content": "x"}], 422, "messages[1]"),
+    ("content of the wrong type", [{"role": "user", "content": 5}], 422, "messages[1].content"),
+    ("tool-call part from a user", [{"role": "user", "content": [TOOL_CALL]}], 422, "messages[1].content[0]"),
+    (
+        "tool-result part from an assistant",
+        [{"role": "assistant", "content": [TOOL_RESULT]}],
+        422,
+        "messages[1].content[0]",
+    ),
+    (
+        "image part in a system message",
+        [{"role": "system", "content": [{"type": "image", "image": "AAAA"}]}],
+        422,
+        "messages[1].content[0]",
+    ),
+    ("tool message as a string", [{"role": "tool", "content": "x"}], 422, "messages[1].content"),
+    ("tool message with no parts", [{"role": "tool", "content": []}], 422, "messages[1].content"),
+    ("text part without text", [{"role": "user", "content": [{"type": "text"}]}], 422, "messages[1].content[0].text"),
+    (
+        "tool call without an id",
+        [{"role": "assistant", "content": [{"type": "tool-call", "toolName": "R", "input": {}}]}],
+        422,
+        "messages[1].content[0].toolCallId",
+    ),
+    (
+        "tool result with an unknown output type",
+        [{"role": "tool", "content": [{**TOOL_RESULT, "output": {"type": "blob", "value": 1}}]}],
+        422,
+        "messages[1].content[0].output",
+    ),
+    ("unknown field on a message", [{"role": "user", "content": "x", "colour": "red"}], 422, "messages[1].colour"),
+    (
+        "unknown field on a part",
+        [{"role": "user", "content": [{"type": "text", "text": "x", "bold": True}]}],
+        422,
+        "messages[1].content[0].bold",
+    ),
+    ("empty id", [{"role": "user", "content": "x", "id": ""}], 422, "messages[1].id"),
+    ("id over 128 characters", [{"role": "user", "content": "x", "id": "i" * 129}], 422, "messages[1].id"),
+    (
+        "metadata that is not an object",
+        [{"role": "user", "content": "x", "metadata": [1]}],
+        422,
+        "messages[1].metadata",
+    ),
+    (
+        "naive createdAt",
+        [{"role": "user", "content": "x", "createdAt": "2026-01-01T00:00:00"}],
+        422,
+        "messages[1].createdAt",
+    ),
+    ("NUL character in text", [{"role": "user", "content": "a\u0000b"}], 422, "messages[1].content"),
+    (
+        "NUL character in a tool input",
+        [{"role": "assistant", "content": [{**TOOL_CALL, "input": {"k": "\u0000"}}]}],
+        422,
+        "messages[1].content[0].input.k",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "tail", "status", "field"), BAD_BATCHES, ids=[case[0] for case in BAD_BATCHES])
+async def test_bad_message_rejects_the_whole_batch_naming_the_field(
+    client: httpx.AsyncClient, case: str, tail: list[dict[str, Any]], status: int, field: str
+) -> None:
+    await new_session(client)
+    response = await client.post("/sessions/s1/messages", json={"messages": [GOOD, *tail]})
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    problem = response.json()
+    fields = [error["field"] for error in problem.get("errors", [])] or [problem.get("field")]
+    assert field in fields, problem
+    assert field in problem["detail"]
+    assert await stored_count(client, "s1") == 0
+
+
+async def test_unpaired_surrogate_is_refused_naming_the_field(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    body = '{"messages": [{"role": "user", "content": [{"type": "text", "text": "half \\ud83d emoji"}]}]}'
+    response = await client.post("/sessions/s1/messages", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    assert response.json()["field"] == "messages[0].content[0].text"
+    assert await stored_count(client, "s1") == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [({}, "messages"), ({"messages": []}, "messages"), ({"messages": "x"}, "messages"), ([], "body")],
+)
+async def test_malformed_envelope_is_422(client: httpx.AsyncClient, body: Any, field: str) -> None:
+    await new_session(client)
+    response = await client.post("/sessions/s1/messages", json=body)
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["field"] == field
+
+
+async def test_invalid_json_is_422(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    response = await client.post(
+        "/sessions/s1/messages", content=b"{not json", headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422
+    assert response.headers["content-type"] == "application/problem+json"
+
+
+async def test_a_reserved_kind_from_a_user_message_is_ignored_not_escalated(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    response = await client.post("/sessions/s1/messages", json={"messages": [user("hi", runtimeKind="no_such_kind")]})
+    assert response.status_code == 201
+    assert response.json()["messages"][0]["kind"] == "user_input"
+
+
+async def test_size_limits_give_413_naming_the_field_and_store_nothing(database_url: str) -> None:
+    from asgi_lifespan import LifespanManager
+
+    settings = settings_for_tests(
+        max_body_bytes=4000,
+        max_message_bytes=600,
+        max_batch_messages=3,
+        max_parts_per_message=2,
+        max_metadata_bytes=100,
+    )
+    app = create_app(settings, database_url=database_url)
+    async with (
+        LifespanManager(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
+    ):
+        await new_session(client, "limits")
+        cases = [
+            ({"messages": [user("x" * 5000)]}, "body"),
+            ({"messages": [user("x" * 700)]}, "messages[0]"),
+            ({"messages": [user("a"), user("b"), user("c"), user("d")]}, "messages"),
+            ({"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}] * 3}]}, "messages[0].content"),
+            ({"messages": [user("a", blob="m" * 200)]}, "messages[0].metadata"),
+        ]
+        for body, field in cases:
+            response = await client.post("/sessions/limits/messages", json=body)
+            assert response.status_code == 413, (field, response.text)
+            assert response.headers["content-type"] == "application/problem+json"
+            assert response.json()["field"] == field
+        assert await stored_count(client, "limits") == 0
+        await client.delete("/sessions/limits")
+
+
+async def test_a_chunked_body_over_the_limit_is_413(database_url: str) -> None:
+    from asgi_lifespan import LifespanManager
+
+    app = create_app(settings_for_tests(max_body_bytes=1000), database_url=database_url)
+
+    async def chunks():  # no Content-Length: the limit must count bytes as they arrive
+        yield b'{"messages": [{"role": "user", "content": "'
+        for _ in range(20):
+            yield b"x" * 100
+        yield b'"}]}'
+
+    async with (
+        LifespanManager(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
+    ):
+        await new_session(client, "chunked")
+        response = await client.post(
+            "/sessions/chunked/messages", content=chunks(), headers={"content-type": "application/json"}
+        )
+        assert response.status_code == 413
+        assert response.headers["content-type"] == "application/problem+json"
+        await client.delete("/sessions/chunked")

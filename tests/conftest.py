@@ -1,0 +1,61 @@
+"""Fixtures shared by the database and HTTP tests.
+
+A test that asks for ``client`` (or ``database_url``) runs against a real PostgreSQL and is marked ``db``
+automatically, so ``pytest -m db`` reruns exactly those against another server. Pure tests never start one.
+Isolation is by truncation after each test rather than a rolled-back outer transaction: the concurrency
+tests need real commits from many connections at once.
+"""
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+
+import httpx
+import pytest
+from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
+from sqlalchemy import text
+
+from app.main import create_app
+from app.settings import Settings
+from app.store import migrations
+from tests.database import create_database, drop_database, server_url
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "database_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.db)
+
+
+@pytest.fixture(scope="session")
+def database_server() -> Iterator[str]:
+    with server_url() as (admin_url, _embedded):
+        yield admin_url
+
+
+@pytest.fixture(scope="session")
+async def database_url(database_server: str) -> AsyncIterator[str]:
+    url = await create_database(database_server)
+    await asyncio.to_thread(migrations.upgrade, url)
+    yield url
+    await drop_database(database_server, url)
+
+
+def settings_for_tests(**overrides: object) -> Settings:
+    return Settings(database_url=None, migrate_on_start=False, **overrides)
+
+
+@pytest.fixture(scope="session")
+async def app(database_url: str) -> AsyncIterator[FastAPI]:
+    application = create_app(settings_for_tests(), database_url=database_url)
+    async with LifespanManager(application):
+        yield application
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        yield http
+    async with app.state.database.transaction() as connection:
+        await connection.execute(text("TRUNCATE sessions CASCADE"))
