@@ -1,0 +1,206 @@
+"""The ``anthropic`` target: an Anthropic Messages request body.
+
+Rules applied (reference/providers.md section 3): system text top-level (later notes as wrapped user text);
+turns alternate, start and end on ``user``; each ``tool_use`` is answered by ``tool_result`` blocks first in
+the very next user turn; ids match ``^[a-zA-Z0-9_-]+$`` (at most 64); ``input`` an object; thinking replayed
+only when Anthropic signed it, first in its turn, never last; no empty text; ``tools`` defined whenever tool
+blocks appear; ``max_tokens`` always set. Never edits a signed block.
+"""
+
+from typing import Any
+
+from app.projections.types import Repair
+from app.providers.conversation import START, Settled, wrap_system_note
+from app.providers.media import Media, read_media
+from app.providers.tool_definitions import EMPTY_OBJECT_SCHEMA, ToolDefinition
+from app.providers.tool_ids import ToolIdMap
+from app.providers.tool_output import read_output
+
+DEFAULT_MAX_TOKENS = 4096
+"""Anthropic requires ``max_tokens``; 4096 is within every Claude model's output limit."""
+MAX_TOOL_USE_ID = 64
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+PLACEHOLDER_TOOL = {
+    "name": "no_tools_available",
+    "description": "No tools are available in this request. Do not call this tool.",
+    "input_schema": EMPTY_OBJECT_SCHEMA,
+}
+"""Anthropic rejects tool blocks in a request without ``tools``; this keeps the history's calls valid."""
+
+
+def to_anthropic(
+    settled: Settled, *, model: str, tools: tuple[ToolDefinition, ...], max_output_tokens: int | None
+) -> tuple[dict[str, Any], list[Repair]]:
+    repairs: list[Repair] = []
+    ids = ToolIdMap(MAX_TOOL_USE_ID, "anthropic")
+    turns: list[dict[str, Any]] = []
+    uses_tools = False
+    pending_media: list[Media] = []
+    for index, message in enumerate(settled.messages):
+        match message["role"]:
+            case "system":
+                repairs.append(
+                    Repair("system-note-as-user", "anthropic: a later system note sent as wrapped user text")
+                )
+                _add(turns, "user", [{"type": "text", "text": wrap_system_note(message["content"])}], repairs)
+            case "user":
+                _add(turns, "user", [_user_block(part, repairs) for part in message["content"]], repairs)
+            case "assistant":
+                blocks, media = _assistant_blocks(message["content"], ids, repairs)
+                uses_tools = uses_tools or any(block["type"] == "tool_use" for block in blocks)
+                if blocks:
+                    _add(turns, "assistant", blocks, repairs)
+                else:
+                    repairs.append(
+                        Repair("empty-message", "anthropic: dropped an assistant turn with nothing it can carry")
+                    )
+                pending_media += media
+            case "tool":
+                _add(turns, "user", [_tool_result(part, ids, repairs) for part in message["content"]], repairs)
+        following = settled.messages[index + 1]["role"] if index + 1 < len(settled.messages) else None
+        if pending_media and following != "tool":
+            # After the tool results, never before them: tool_result blocks must open the user turn.
+            repairs.append(Repair("media-moved", "anthropic: assistant media moved to the next user turn"))
+            _add(turns, "user", [_media_block(item, repairs) for item in pending_media], repairs)
+            pending_media = []
+    if turns and turns[0]["role"] != "user":
+        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": START}]})
+        repairs.append(
+            Repair("starts-on-assistant", f"anthropic: added a user turn {START!r} before the first assistant turn")
+        )
+    payload: dict[str, Any] = {
+        "model": model,
+        "max_tokens": max_output_tokens if max_output_tokens is not None else DEFAULT_MAX_TOKENS,
+        "messages": turns,
+    }
+    if settled.system:
+        payload["system"] = settled.system
+    if tools:
+        payload["tools"] = [_tool(tool) for tool in tools]
+    elif uses_tools:
+        payload["tools"] = [PLACEHOLDER_TOOL]
+        repairs.append(
+            Repair(
+                "tools-required", "anthropic: history has tool calls but no tools were given; added a placeholder tool"
+            )
+        )
+    return payload, repairs + ids.repairs()
+
+
+def _add(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]], repairs: list[Repair]) -> None:
+    """Append a turn, merging it into the previous one of the same role (roles must alternate)."""
+    if turns and turns[-1]["role"] == role:
+        turns[-1]["content"].extend(blocks)
+        repairs.append(Repair("merged-turns", f"anthropic: merged consecutive {role} turns"))
+    else:
+        turns.append({"role": role, "content": list(blocks)})
+
+
+def _assistant_blocks(
+    parts: list[Any], ids: ToolIdMap, repairs: list[Repair]
+) -> tuple[list[dict[str, Any]], list[Media]]:
+    thinking: list[dict[str, Any]] = []
+    texts: list[dict[str, Any]] = []
+    uses: list[dict[str, Any]] = []
+    media: list[Media] = []
+    order_changed = False
+    for part in parts:
+        match part["type"]:
+            case "reasoning":
+                block = _thinking(part)
+                if block is None:
+                    repairs.append(
+                        Repair(
+                            "reasoning-dropped", "anthropic: reasoning without an Anthropic signature is not replayed"
+                        )
+                    )
+                    continue
+                order_changed = order_changed or bool(texts or uses)
+                thinking.append(block)
+            case "text":
+                order_changed = order_changed or bool(uses)
+                texts.append({"type": "text", "text": part["text"]})
+            case "file":
+                media.append(read_media(part["data"], part["mediaType"], part.get("filename")))
+            case "tool-call":
+                uses.append(
+                    {
+                        "type": "tool_use",
+                        "id": ids(part["toolCallId"]),
+                        "name": part["toolName"],
+                        "input": part["input"],
+                    }
+                )
+    if order_changed:
+        repairs.append(Repair("assistant-block-order", "anthropic: thinking first, then text, then tool_use"))
+    if thinking and not texts and not uses:
+        repairs.append(
+            Repair(
+                "thinking-only-turn",
+                "anthropic: dropped an assistant turn that only thought (it cannot end on thinking)",
+            )
+        )
+        return [], media
+    return thinking + texts + uses, media
+
+
+def _thinking(part: dict[str, Any]) -> dict[str, Any] | None:
+    options = (part.get("providerOptions") or {}).get("anthropic") or {}
+    if isinstance(options.get("signature"), str) and options["signature"]:
+        return {"type": "thinking", "thinking": part["text"], "signature": options["signature"]}
+    if isinstance(options.get("redactedData"), str) and options["redactedData"]:
+        return {"type": "redacted_thinking", "data": options["redactedData"]}
+    return None
+
+
+def _user_block(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
+    match part["type"]:
+        case "text":
+            return {"type": "text", "text": part["text"]}
+        case "image":
+            return _media_block(read_media(part["image"], part.get("mediaType"), image=True), repairs)
+        case _:
+            return _media_block(read_media(part["data"], part["mediaType"], part.get("filename")), repairs)
+
+
+def _media_block(media: Media, repairs: list[Repair]) -> dict[str, Any]:
+    source: dict[str, Any]
+    if media.url is not None:
+        source = {"type": "url", "url": media.url}
+    else:
+        source = {"type": "base64", "media_type": media.media_type, "data": media.base64}
+    if media.media_type in IMAGE_TYPES:
+        return {"type": "image", "source": source}
+    if media.media_type == "application/pdf":
+        return {"type": "document", "source": source}
+    repairs.append(Repair("media-as-text", f"anthropic: cannot send {media.describe()}; said so in text"))
+    return {"type": "text", "text": f"ERROR: Cannot read {media.describe()} (this model does not support this input)."}
+
+
+def _tool_result(part: dict[str, Any], ids: ToolIdMap, repairs: list[Repair]) -> dict[str, Any]:
+    output = read_output(part["output"])
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ids(part["toolCallId"])}
+    if output.is_error:
+        # Error results carry text only; media are named in the text.
+        block["content"] = [{"type": "text", "text": output.text}]
+        block["is_error"] = True
+        return block
+    content: list[dict[str, Any]] = []
+    for item in output.items:
+        if isinstance(item, str):
+            if item.strip():
+                content.append({"type": "text", "text": item})
+        elif item.media_type in IMAGE_TYPES:
+            content.append(_media_block(item, repairs))
+        else:
+            repairs.append(Repair("media-as-text", f"anthropic: a tool result's {item.describe()} named in text"))
+            content.append({"type": "text", "text": f"[attached: {item.describe()}]"})
+    block["content"] = content or [{"type": "text", "text": output.texts_only}]
+    return block
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    definition: dict[str, Any] = {"name": tool.name, "input_schema": tool.input_schema}
+    if tool.description:
+        definition["description"] = tool.description
+    return definition

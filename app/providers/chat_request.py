@@ -1,0 +1,72 @@
+"""The ``POST /chat`` pipeline without HTTP or storage: model view in, provider request body out.
+
+model-view messages -> prompt mutations -> serializer (ChatMessages) -> settle + provider adapter (payload).
+The HTTP layer loads the session, projects the model view (with ``ProjectionContext.provider`` and
+``model`` set to the request's, so reasoning is kept only for the model that produced it) and calls
+``build_chat_request``. It never reads the database, the clock or the network.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.projections.types import Diagnostics, ProjectedMessage, Projection
+from app.providers.mutations import Mutation, apply_mutations, parse_mutations
+from app.providers.registry import adapter_for, build_payload, check_max_output_tokens
+from app.providers.serializer import to_chat_messages
+from app.providers.tool_definitions import parse_tools
+
+
+@dataclass(slots=True)
+class ChatRequest:
+    provider: str
+    model: str
+    payload: dict[str, Any]
+    """The exact request body for ``provider``, ready to send."""
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    """The projection's diagnostics, plus one injected note per mutation and every serializer/adapter repair."""
+
+
+def build_chat_request(
+    projection: Projection | Sequence[ProjectedMessage],
+    *,
+    provider: str,
+    model: str,
+    system: str | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    mutations: Sequence[Mutation] | Sequence[Mapping[str, Any]] = (),
+    max_output_tokens: int | None = None,
+) -> ChatRequest:
+    """Everything checked before any work: an unknown provider, a bad tool, mutation or token limit raises
+    an ``InvalidInput`` (422) naming the field."""
+    adapter_for(provider)
+    definitions = parse_tools(tools)
+    check_max_output_tokens(max_output_tokens)
+    parsed = _mutations(mutations)
+    if isinstance(projection, Projection):
+        messages, diagnostics = projection.messages, _copy(projection.diagnostics)
+    else:
+        messages, diagnostics = list(projection), Diagnostics()
+    mutated, notes = apply_mutations(messages, parsed)
+    diagnostics.injected_notes.extend(notes)
+    chat_messages, serializer_repairs = to_chat_messages(mutated, system=system)
+    payload, repairs = build_payload(
+        provider, chat_messages, model=model, tools=definitions, max_output_tokens=max_output_tokens
+    )
+    diagnostics.repairs.extend(serializer_repairs + repairs)
+    return ChatRequest(provider=provider, model=model, payload=payload, diagnostics=diagnostics)
+
+
+def _mutations(mutations: Sequence[Mutation] | Sequence[Mapping[str, Any]]) -> tuple[Mutation, ...]:
+    if all(isinstance(mutation, Mutation) for mutation in mutations):
+        return tuple(mutations)  # type: ignore[arg-type]
+    return parse_mutations(mutations)  # type: ignore[arg-type]
+
+
+def _copy(diagnostics: Diagnostics) -> Diagnostics:
+    """A copy, so that a cached projection's diagnostics never collect one request's notes."""
+    copied = Diagnostics()
+    for name in Diagnostics.__slots__:  # type: ignore[attr-defined]
+        value = getattr(diagnostics, name)
+        setattr(copied, name, type(value)(value) if isinstance(value, list | dict) else value)
+    return copied

@@ -1,0 +1,291 @@
+"""Settling a conversation: the repairs every provider needs, done once before any adapter runs.
+
+After ``settle`` the messages keep these promises, which the adapters rely on:
+- no empty or whitespace-only text, no empty unsigned reasoning, no message without content;
+- consecutive assistant messages are one turn;
+- every assistant tool call is answered at once: the very next message is a tool message holding exactly one
+  result per call, in call order, under the call's tool name; tool messages appear nowhere else;
+  a call without a result gets an error result saying it was interrupted (or that the user denied it);
+- tool-call ids are unique across the conversation; inputs are JSON objects; tool names are non-empty;
+- approval parts are folded into the results they decided;
+- the conversation does not end on an assistant turn.
+Every change is reported as a ``Repair``. Nothing here knows a provider's format; it never chooses or trims
+history and never edits reasoning (signed blocks must reach the provider byte for byte).
+"""
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.projections.types import Repair
+from app.providers.chat_message import ChatMessage
+from app.providers.errors import EmptyConversation
+
+INTERRUPTED = "[Tool call was interrupted: no result was recorded for it.]"
+NO_OUTPUT = "(no output)"
+CONTINUE = "Continue from where you left off."
+DENIED = "The user denied this tool call."
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    system: str | None
+    """The leading system text (request prompt and leading system notes); later notes stay in ``messages``."""
+    messages: list[ChatMessage]
+
+
+def settle(messages: Sequence[ChatMessage]) -> tuple[Settled, list[Repair]]:
+    repairs: list[Repair] = []
+    system: str | None = None
+    rest = list(messages)
+    if rest and rest[0]["role"] == "system":
+        system = rest.pop(0)["content"].strip() or None  # type: ignore[union-attr]
+    decisions = _approval_decisions(rest)
+    cleaned = [message for message in (_clean(m, repairs) for m in rest) if message is not None]
+    merged = _merge_assistant_turns(cleaned, repairs)
+    paired = _pair_tool_calls(merged, decisions, repairs)
+    if paired and paired[-1]["role"] == "assistant":
+        paired.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
+        repairs.append(Repair("ends-on-assistant", f"added a user turn {CONTINUE!r} after the last assistant turn"))
+    if not any(message["role"] != "system" for message in paired):
+        if not messages:
+            raise EmptyConversation()
+        # Something was there (system text, or messages the repairs emptied): keep the request valid.
+        paired.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
+        repairs.append(Repair("no-conversation", f"added a user turn {CONTINUE!r}: nothing else was left to send"))
+    return Settled(system, paired), repairs
+
+
+def _approval_decisions(messages: Sequence[ChatMessage]) -> dict[str, tuple[bool, str | None]]:
+    """Tool-call id -> (approved, reason), from approval requests and their responses."""
+    call_of: dict[str, str] = {}
+    answers: dict[str, tuple[bool, str | None]] = {}
+    for message in messages:
+        if message["role"] == "system":
+            continue
+        for part in message["content"]:
+            if part["type"] == "tool-approval-request":
+                call_of[part["approvalId"]] = part["toolCallId"]
+            elif part["type"] == "tool-approval-response":
+                answers[part["approvalId"]] = (bool(part.get("approved")), part.get("reason"))
+    return {call_of[approval]: answer for approval, answer in answers.items() if approval in call_of}
+
+
+def _clean(message: ChatMessage, repairs: list[Repair]) -> ChatMessage | None:
+    if message["role"] == "system":
+        if message["content"].strip():
+            return message
+        repairs.append(Repair("empty-message", "dropped an empty system note"))
+        return None
+    parts: list[dict[str, Any]] = []
+    for part in message["content"]:
+        match part["type"]:
+            case "text" if not part["text"].strip():
+                repairs.append(
+                    Repair("empty-text", f"dropped an empty or whitespace-only text part ({message['role']})")
+                )
+            case "reasoning" if not part["text"].strip() and not part.get("providerOptions"):
+                repairs.append(Repair("empty-reasoning", "dropped an empty unsigned reasoning part"))
+            case "tool-approval-request" | "tool-approval-response":
+                repairs.append(Repair("approval-folded", f"a {part['type']} part is folded into the tool result"))
+            case "tool-call":
+                parts.append(_clean_call(part, repairs))  # type: ignore[arg-type]
+            case "tool-result":
+                parts.append(_clean_result(part, repairs))  # type: ignore[arg-type]
+            case _:
+                parts.append(part)  # type: ignore[arg-type]
+    if not parts:
+        repairs.append(Repair("empty-message", f"dropped a {message['role']} message left without content"))
+        return None
+    return {**message, "content": parts}  # type: ignore[typeddict-item]
+
+
+def _clean_call(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
+    call = dict(part)
+    if not call["toolName"].strip():
+        call["toolName"] = "unnamed_tool"
+        repairs.append(Repair("tool-name-empty", f"tool call {call['toolCallId']!r} had no tool name"))
+    value = call.get("input")
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+        else:
+            repairs.append(Repair("tool-input-string", f"parsed the JSON string input of {call['toolCallId']!r}"))
+    if not isinstance(value, dict):
+        repairs.append(Repair("tool-input-object", f"wrapped the non-object input of {call['toolCallId']!r}"))
+        value = {} if value is None else {"input": value}
+    call["input"] = value
+    return call
+
+
+def _clean_result(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
+    output = part.get("output")
+    kind = output.get("type") if isinstance(output, dict) else None
+    fixed: dict[str, Any] | None = None
+    match kind:
+        case "text" | "error-text":
+            if not isinstance(output["value"], str) or not output["value"].strip():  # type: ignore[index]
+                fixed = {"type": kind, "value": NO_OUTPUT}
+        case "json" | "error-json":
+            if "value" not in output:  # type: ignore[operator]
+                fixed = {"type": kind, "value": None}
+        case "content":
+            items = [item for item in output.get("value") or [] if _content_item_kept(item)]  # type: ignore[union-attr]
+            if not items:
+                fixed = {"type": "text", "value": NO_OUTPUT}
+            elif len(items) != len(output["value"]):  # type: ignore[index]
+                fixed = {"type": "content", "value": items}
+        case "execution-denied":
+            pass
+        case _:
+            fixed = {"type": "text", "value": NO_OUTPUT}
+    if fixed is None:
+        return part
+    repairs.append(Repair("empty-tool-result", f"tool result {part['toolCallId']!r} was empty or malformed"))
+    return {**part, "output": fixed}
+
+
+def _content_item_kept(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False
+    if item.get("type") == "text":
+        return isinstance(item.get("text"), str) and bool(item["text"].strip())
+    return True
+
+
+def _merge_assistant_turns(messages: list[ChatMessage], repairs: list[Repair]) -> list[ChatMessage]:
+    merged: list[ChatMessage] = []
+    for message in messages:
+        if message["role"] == "assistant" and merged and merged[-1]["role"] == "assistant":
+            previous = merged[-1]
+            merged[-1] = {**previous, "content": [*previous["content"], *message["content"]]}  # type: ignore[typeddict-item]
+            repairs.append(Repair("merged-assistant-turns", "joined two consecutive assistant messages into one turn"))
+        else:
+            merged.append(message)
+    return merged
+
+
+def _pair_tool_calls(
+    messages: list[ChatMessage], decisions: dict[str, tuple[bool, str | None]], repairs: list[Repair]
+) -> list[ChatMessage]:
+    """Answer every call in the message right after its turn; drop results nobody asked for."""
+    out: list[ChatMessage] = []
+    used_ids: set[str] = set()
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        index += 1
+        if message["role"] == "tool":
+            for part in message["content"]:
+                repairs.append(
+                    Repair("orphan-tool-result", f"dropped result {part['toolCallId']!r}: no call before it")
+                )
+            continue
+        if message["role"] != "assistant":
+            out.append(message)
+            continue
+        window_end = index
+        while window_end < len(messages) and messages[window_end]["role"] != "assistant":
+            window_end += 1
+        window, index = messages[index:window_end], window_end
+        assistant, calls = _unique_calls(message, used_ids, repairs)
+        out.append(assistant)
+        others: list[ChatMessage] = []
+        results: dict[int, dict[str, Any]] = {}
+        for item in window:
+            if item["role"] != "tool":
+                others.append(item)
+                continue
+            if others:
+                repairs.append(
+                    Repair(
+                        "moved-after-tool-results", "moved messages sent between a call and its result after the result"
+                    )
+                )
+            for part in item["content"]:
+                slot = next(
+                    (
+                        n
+                        for n, (original, _, _) in enumerate(calls)
+                        if original == part["toolCallId"] and n not in results
+                    ),
+                    None,
+                )
+                if slot is None:
+                    known = any(original == part["toolCallId"] for original, _, _ in calls)
+                    rule, why = (
+                        ("duplicate-tool-result", "a result for it was already given")
+                        if known
+                        else ("orphan-tool-result", "no call before it")
+                    )
+                    repairs.append(Repair(rule, f"dropped result {part['toolCallId']!r}: {why}"))
+                    continue
+                original, new_id, name = calls[slot]
+                if part["toolName"] != name:
+                    repairs.append(
+                        Repair("tool-result-name", f"result {original!r} named after its call's tool {name!r}")
+                    )
+                results[slot] = {**part, "toolCallId": new_id, "toolName": name}
+        if calls:
+            answers = []
+            for slot, (original, new_id, name) in enumerate(calls):
+                if slot in results:
+                    answers.append(results[slot])
+                    continue
+                answers.append(_missing_result(original, new_id, name, decisions, repairs))
+            out.append({"role": "tool", "content": answers})  # type: ignore[typeddict-item]
+        out.extend(others)
+    return out
+
+
+def _unique_calls(
+    message: ChatMessage, used_ids: set[str], repairs: list[Repair]
+) -> tuple[ChatMessage, list[tuple[str, str, str]]]:
+    """The assistant turn with conversation-unique call ids, and its calls as (original, new id, name)."""
+    calls: list[tuple[str, str, str]] = []
+    parts = []
+    for part in message["content"]:
+        if part["type"] != "tool-call":
+            parts.append(part)
+            continue
+        original = part["toolCallId"]
+        new_id = original
+        suffix = 2
+        while new_id in used_ids or not new_id:
+            new_id = f"{original or 'call'}_{suffix}"
+            suffix += 1
+        if new_id != original:
+            repairs.append(
+                Repair("duplicate-tool-call-id", f"tool call id {original!r} was reused; this call is {new_id!r}")
+            )
+        used_ids.add(new_id)
+        calls.append((original, new_id, part["toolName"]))
+        parts.append({**part, "toolCallId": new_id})
+    return {**message, "content": parts}, calls  # type: ignore[return-value]
+
+
+def _missing_result(
+    original: str, new_id: str, name: str, decisions: dict[str, tuple[bool, str | None]], repairs: list[Repair]
+) -> dict[str, Any]:
+    approved, reason = decisions.get(original, (True, None))
+    if not approved:
+        repairs.append(Repair("denied-tool-call", f"call {original!r} was denied by the user; said so as its result"))
+        output: dict[str, Any] = {"type": "execution-denied"}
+        if reason:
+            output["reason"] = reason
+    else:
+        repairs.append(Repair("interrupted-tool-call", f"call {original!r} had no result; added an error result"))
+        output = {"type": "error-text", "value": INTERRUPTED}
+    return {"type": "tool-result", "toolCallId": new_id, "toolName": name, "output": output}
+
+
+START = "[Start of conversation]"
+"""The user turn put before a history that opens with the assistant, for providers that must start on user."""
+
+
+def wrap_system_note(text: str) -> str:
+    """A later system note as user text, for providers without mid-conversation system messages."""
+    return f"<system-reminder>\n{text}\n</system-reminder>"

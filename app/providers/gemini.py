@@ -1,0 +1,152 @@
+"""The ``gemini`` target: a Gemini ``generateContent`` request body (REST, camelCase).
+
+Rules applied (reference/providers.md section 4): system text in ``systemInstruction`` (later notes as
+wrapped user text); ``user``/``model`` turns merged so they alternate, starting on ``user``; a function-call
+turn followed by one user turn with exactly one ``functionResponse`` per call (``response`` an object), media
+from results after them; every part holds one data field and no ``parts`` list is empty; thought parts and
+``thoughtSignature`` replayed only when Google signed them, a Gemini 3 call without one gets the documented
+``skip_thought_signature_validator`` sentinel. The model is not in the body: Gemini takes it in the URL.
+"""
+
+from typing import Any
+
+from app.projections.types import Repair
+from app.providers.conversation import START, Settled, wrap_system_note
+from app.providers.media import Media, read_media
+from app.providers.tool_definitions import ToolDefinition
+from app.providers.tool_ids import ToolIdMap
+from app.providers.tool_output import read_output
+
+MAX_CALL_ID = 64
+SKIP_SIGNATURE = "skip_thought_signature_validator"
+"""Google's documented last resort for a Gemini 3 function call replayed without its signature."""
+INLINE_PREFIXES = ("image/", "audio/", "video/", "text/")
+INLINE_TYPES = frozenset({"application/pdf"})
+
+
+def to_gemini(
+    settled: Settled, *, model: str, tools: tuple[ToolDefinition, ...], max_output_tokens: int | None
+) -> tuple[dict[str, Any], list[Repair]]:
+    repairs: list[Repair] = []
+    ids = ToolIdMap(MAX_CALL_ID, "gemini")
+    needs_signature = model.removeprefix("models/").startswith("gemini-3")
+    contents: list[dict[str, Any]] = []
+    for message in settled.messages:
+        match message["role"]:
+            case "system":
+                repairs.append(Repair("system-note-as-user", "gemini: a later system note sent as wrapped user text"))
+                _add(contents, "user", [{"text": wrap_system_note(message["content"])}], repairs)
+            case "user":
+                _add(contents, "user", [_user_part(part, repairs) for part in message["content"]], repairs)
+            case "assistant":
+                parts = _model_parts(message["content"], ids, needs_signature, repairs)
+                if parts:
+                    _add(contents, "model", parts, repairs)
+                else:
+                    repairs.append(Repair("empty-message", "gemini: dropped a model turn with nothing it can carry"))
+            case "tool":
+                responses: list[dict[str, Any]] = []
+                media: list[dict[str, Any]] = []
+                for part in message["content"]:
+                    response, attached = _function_response(part, ids, repairs)
+                    responses.append(response)
+                    media += attached
+                _add(contents, "user", responses + media, repairs)
+    if contents and contents[0]["role"] != "user":
+        contents.insert(0, {"role": "user", "parts": [{"text": START}]})
+        repairs.append(Repair("starts-on-model", f"gemini: added a user turn {START!r} before the first model turn"))
+    payload: dict[str, Any] = {"contents": contents}
+    if settled.system:
+        payload["systemInstruction"] = {"parts": [{"text": settled.system}]}
+    if tools:
+        payload["tools"] = [{"functionDeclarations": [_declaration(tool) for tool in tools]}]
+    if max_output_tokens is not None:
+        payload["generationConfig"] = {"maxOutputTokens": max_output_tokens}
+    return payload, repairs + ids.repairs()
+
+
+def _add(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any]], repairs: list[Repair]) -> None:
+    if contents and contents[-1]["role"] == role:
+        contents[-1]["parts"].extend(parts)
+        repairs.append(Repair("merged-turns", f"gemini: merged consecutive {role} turns"))
+    else:
+        contents.append({"role": role, "parts": list(parts)})
+
+
+def _model_parts(
+    parts: list[Any], ids: ToolIdMap, needs_signature: bool, repairs: list[Repair]
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    first_call = True
+    for part in parts:
+        signature = ((part.get("providerOptions") or {}).get("google") or {}).get("thoughtSignature")
+        signature = signature if isinstance(signature, str) and signature else None
+        match part["type"]:
+            case "text":
+                out.append({"text": part["text"], **({"thoughtSignature": signature} if signature else {})})
+            case "reasoning":
+                if signature is None or not part["text"]:
+                    repairs.append(
+                        Repair(
+                            "reasoning-dropped", "gemini: reasoning without a Google thought signature is not replayed"
+                        )
+                    )
+                    continue
+                out.append({"text": part["text"], "thought": True, "thoughtSignature": signature})
+            case "file":
+                out.append(_media_part(read_media(part["data"], part["mediaType"], part.get("filename")), repairs))
+            case "tool-call":
+                call: dict[str, Any] = {
+                    "functionCall": {"name": part["toolName"], "args": part["input"], "id": ids(part["toolCallId"])}
+                }
+                if signature:
+                    call["thoughtSignature"] = signature
+                elif needs_signature and first_call:
+                    call["thoughtSignature"] = SKIP_SIGNATURE
+                    repairs.append(
+                        Repair(
+                            "thought-signature-sentinel",
+                            f"gemini: call {part['toolCallId']!r} had no thought signature",
+                        )
+                    )
+                first_call = False
+                out.append(call)
+    return out
+
+
+def _user_part(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
+    match part["type"]:
+        case "text":
+            return {"text": part["text"]}
+        case "image":
+            return _media_part(read_media(part["image"], part.get("mediaType"), image=True), repairs)
+        case _:
+            return _media_part(read_media(part["data"], part["mediaType"], part.get("filename")), repairs)
+
+
+def _media_part(media: Media, repairs: list[Repair]) -> dict[str, Any]:
+    if not (media.media_type.startswith(INLINE_PREFIXES) or media.media_type in INLINE_TYPES):
+        repairs.append(Repair("media-as-text", f"gemini: cannot send {media.describe()}; said so in text"))
+        return {"text": f"ERROR: Cannot read {media.describe()} (this model does not support this input)."}
+    if media.url is not None:
+        return {"fileData": {"mimeType": media.media_type, "fileUri": media.url}}
+    return {"inlineData": {"mimeType": media.media_type, "data": media.base64}}
+
+
+def _function_response(
+    part: dict[str, Any], ids: ToolIdMap, repairs: list[Repair]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    output = read_output(part["output"])
+    key = "error" if output.is_error else "output"
+    response = {"name": part["toolName"], "id": ids(part["toolCallId"]), "response": {key: output.text}}
+    media = [] if output.is_error else [_media_part(item, repairs) for item in output.media]
+    if media:
+        repairs.append(Repair("media-moved", "gemini: tool result media sent as parts after the function responses"))
+    return {"functionResponse": response}, media
+
+
+def _declaration(tool: ToolDefinition) -> dict[str, Any]:
+    declaration: dict[str, Any] = {"name": tool.name, "parametersJsonSchema": tool.input_schema}
+    if tool.description:
+        declaration["description"] = tool.description
+    return declaration

@@ -1,0 +1,77 @@
+"""Reading image and file data in the forms stored parts allow: base64, a data URL or an http(s) URL.
+
+Adapters ask here what a part holds so that each can emit its provider's form (a data URL for OpenAI,
+raw base64 plus a media type for Anthropic and Gemini). Never fetches a URL and never decodes whole files.
+"""
+
+import re
+from dataclasses import dataclass
+
+_DATA_URL = re.compile(r"^data:(?P<type>[\w.+-]+/[\w.+-]+)?(?P<params>(;[^,;]*)*?);base64,(?P<data>.*)$", re.S)
+
+_MAGIC: tuple[tuple[str, str], ...] = (
+    ("iVBORw0KGgo", "image/png"),
+    ("/9j/", "image/jpeg"),
+    ("R0lGOD", "image/gif"),
+    ("UklGR", "image/webp"),
+    ("JVBERi0", "application/pdf"),
+)
+"""Base64 prefixes of common file signatures, for parts stored without a media type."""
+
+
+@dataclass(frozen=True, slots=True)
+class Media:
+    media_type: str
+    base64: str | None = None
+    url: str | None = None
+    filename: str | None = None
+
+    @property
+    def data_url(self) -> str:
+        if self.url is not None:
+            return self.url
+        return f"data:{self.media_type};base64,{self.base64}"
+
+    @property
+    def is_image(self) -> bool:
+        return self.media_type.startswith("image/")
+
+    def describe(self) -> str:
+        name = self.filename or self.url or "attachment"
+        return f"{name} ({self.media_type})"
+
+
+def read_media(data: str, media_type: str | None, filename: str | None = None, *, image: bool = False) -> Media:
+    """What ``data`` holds; the media type falls back to the data URL's, the file signature, the URL's
+    extension, and for an ``image`` part to ``image/png`` (an image part is an image even unlabelled)."""
+    stripped = data.strip()
+    fallback = "image/png" if image else "application/octet-stream"
+    if match := _DATA_URL.match(stripped):
+        found = media_type or match.group("type") or sniff(match.group("data"), fallback)
+        return Media(found, base64=match.group("data"), filename=filename)
+    if stripped.startswith(("http://", "https://")):
+        return Media(media_type or _from_extension(stripped, fallback), url=stripped, filename=filename)
+    return Media(media_type or sniff(stripped, fallback), base64=stripped, filename=filename)
+
+
+def sniff(base64: str, fallback: str = "application/octet-stream") -> str:
+    for prefix, media_type in _MAGIC:
+        if base64.startswith(prefix):
+            return media_type
+    return fallback
+
+
+_EXTENSIONS = {
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
+    "webp": "image/webp",
+    "pdf": "application/pdf",
+}
+
+
+def _from_extension(url: str, fallback: str) -> str:
+    path = url.split("?", 1)[0].split("#", 1)[0]
+    extension = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    return _EXTENSIONS.get(extension, fallback)

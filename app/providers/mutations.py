@@ -1,0 +1,172 @@
+"""Prompt mutators: synthetic content for one request, applied to the model view before serialization.
+
+``append`` / ``prepend`` add a message at an end; ``appendTo`` adds parts to the last user or assistant
+message; ``insertAfter`` / ``insertBefore`` add a message next to the one holding a given stored message id.
+A mutation is never stored and never fakes an id or a timestamp: the messages it adds name no source message.
+Each applied mutation is described for the diagnostics. A target that does not exist is an error, not a
+silent no-op.
+
+Wire shape (camelCase, as ``POST /chat`` takes it)::
+
+    {"op": "append" | "prepend", "role": "user" | "assistant" | "system", "parts": [...]}
+    {"op": "appendTo", "target": "last-user" | "last-assistant", "parts": [...]}
+    {"op": "insertAfter" | "insertBefore", "messageId": "m3", "role": "user", "parts": [...]}
+
+``role`` defaults to ``user``; ``parts`` are content parts a message of that role may carry (text for system;
+text, image, file for user; text for assistant).
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, assert_never, cast
+
+from app.engine.kinds import Kind, Role
+from app.projections.types import ProjectedMessage, ProjectedMetadata, View
+from app.providers.errors import InvalidMutation, MutationTargetNotFound
+
+MutationOp = Literal["append", "prepend", "appendTo", "insertAfter", "insertBefore"]
+AppendTarget = Literal["last-user", "last-assistant"]
+MutationRole = Literal["system", "user", "assistant"]
+
+_OPS: tuple[MutationOp, ...] = ("append", "prepend", "appendTo", "insertAfter", "insertBefore")
+_TARGETS: tuple[AppendTarget, ...] = ("last-user", "last-assistant")
+_ROLE_PARTS: dict[str, frozenset[str]] = {
+    "system": frozenset({"text"}),
+    "user": frozenset({"text", "image", "file"}),
+    "assistant": frozenset({"text"}),
+}
+_KIND_OF_ROLE: dict[str, Kind] = {
+    "system": Kind.SYSTEM_NOTE,
+    "user": Kind.USER_INPUT,
+    "assistant": Kind.ASSISTANT_TEXT,
+}
+MUTATION_NOTE = "mutation"
+"""Marks a projected message (or parts) a mutation added, in ``metadata.notes``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mutation:
+    op: MutationOp
+    parts: tuple[dict[str, Any], ...]
+    role: MutationRole = "user"
+    target: AppendTarget | None = None
+    """``appendTo`` only."""
+    message_id: str | None = None
+    """``insertAfter`` / ``insertBefore`` only: a stored message id (matched against ``source_message_ids``)."""
+
+
+def parse_mutations(raw: Sequence[Mapping[str, Any]] | None) -> tuple[Mutation, ...]:
+    """Mutations from their wire shape; a malformed one raises ``InvalidMutation`` naming the field."""
+    return tuple(_parse(index, item) for index, item in enumerate(raw or ()))
+
+
+def _parse(index: int, item: Any) -> Mutation:
+    if not isinstance(item, Mapping):
+        raise InvalidMutation("a mutation must be an object", index=index)
+    op = item.get("op")
+    if op not in _OPS:
+        raise InvalidMutation(f"op must be one of {', '.join(_OPS)}", index=index, field="op")
+    allowed = {"op", "parts"} | ({"target"} if op == "appendTo" else {"role"})
+    if op in ("insertAfter", "insertBefore"):
+        allowed.add("messageId")
+    extra = sorted(set(item) - allowed)
+    if extra:
+        raise InvalidMutation(f"{op} does not take {', '.join(extra)}", index=index, field=extra[0])
+    role = item.get("role", "user")
+    target = item.get("target")
+    if op == "appendTo":
+        if target not in _TARGETS:
+            raise InvalidMutation("target must be last-user or last-assistant", index=index, field="target")
+        role = "user" if target == "last-user" else "assistant"
+    elif role not in _ROLE_PARTS:
+        raise InvalidMutation("role must be user, assistant or system", index=index, field="role")
+    message_id = item.get("messageId")
+    if op in ("insertAfter", "insertBefore") and (not isinstance(message_id, str) or not message_id):
+        raise InvalidMutation("messageId must be a non-empty string", index=index, field="messageId")
+    parts = item.get("parts")
+    if not isinstance(parts, list) or not parts:
+        raise InvalidMutation("parts must be a non-empty list", index=index, field="parts")
+    for number, part in enumerate(parts):
+        _check_part(part, role, index, f"parts[{number}]")
+    return Mutation(
+        op=cast(MutationOp, op),
+        parts=tuple(dict(part) for part in parts),
+        role=cast(MutationRole, role),
+        target=cast(AppendTarget | None, target),
+        message_id=message_id,
+    )
+
+
+def _check_part(part: Any, role: str, index: int, field: str) -> None:
+    if not isinstance(part, Mapping) or part.get("type") not in _ROLE_PARTS[role]:
+        kinds = ", ".join(sorted(_ROLE_PARTS[role]))
+        raise InvalidMutation(f"a {role} mutation takes parts of type {kinds}", index=index, field=field)
+    required = {"text": ("text",), "image": ("image",), "file": ("data", "mediaType")}[part["type"]]
+    for key in required:
+        if not isinstance(part.get(key), str):
+            raise InvalidMutation(f"a {part['type']} part needs a string {key}", index=index, field=f"{field}.{key}")
+
+
+def apply_mutations(
+    messages: Sequence[ProjectedMessage], mutations: Sequence[Mutation]
+) -> tuple[list[ProjectedMessage], list[str]]:
+    """The messages with every mutation applied in order, and one note per mutation for the diagnostics."""
+    result = list(messages)
+    notes: list[str] = []
+    for index, mutation in enumerate(mutations):
+        result, note = _apply(result, mutation, index)
+        notes.append(f"mutation {index}: {note}")
+    return result, notes
+
+
+def _apply(messages: list[ProjectedMessage], mutation: Mutation, index: int) -> tuple[list[ProjectedMessage], str]:
+    count = f"{len(mutation.parts)} part{'s' if len(mutation.parts) != 1 else ''}"
+    match mutation.op:
+        case "append":
+            return [*messages, _synthetic(mutation, messages)], f"appended a {mutation.role} message ({count})"
+        case "prepend":
+            return [_synthetic(mutation, messages), *messages], f"prepended a {mutation.role} message ({count})"
+        case "appendTo":
+            role: Role = "user" if mutation.target == "last-user" else "assistant"
+            position = next((n for n in range(len(messages) - 1, -1, -1) if messages[n].role == role), None)
+            if position is None:
+                raise MutationTargetNotFound(f"there is no {role} message to append to", index=index, field="target")
+            changed = _extend(messages[position], mutation.parts)
+            updated = [*messages[:position], changed, *messages[position + 1 :]]
+            return updated, f"appended {count} to the {mutation.target} message"
+        case "insertAfter" | "insertBefore":
+            position = next(
+                (n for n, message in enumerate(messages) if mutation.message_id in message.source_message_ids), None
+            )
+            if position is None:
+                raise MutationTargetNotFound(
+                    f"message {mutation.message_id!r} is not in the model view", index=index, field="messageId"
+                )
+            at = position + 1 if mutation.op == "insertAfter" else position
+            where = "after" if mutation.op == "insertAfter" else "before"
+            inserted = [*messages[:at], _synthetic(mutation, messages), *messages[at:]]
+            return inserted, f"inserted a {mutation.role} message ({count}) {where} {mutation.message_id}"
+        case unreachable:
+            assert_never(unreachable)
+
+
+def _synthetic(mutation: Mutation, messages: Sequence[ProjectedMessage]) -> ProjectedMessage:
+    view = messages[0].view if messages else View.MODEL
+    content: Any = mutation.parts[0]["text"] if mutation.role == "system" else list(mutation.parts)
+    if mutation.role == "system" and len(mutation.parts) > 1:
+        content = "\n\n".join(part["text"] for part in mutation.parts)
+    return ProjectedMessage(
+        view=view,
+        role=mutation.role,
+        semantic_type=_KIND_OF_ROLE[mutation.role],
+        source_message_ids=(),
+        content=content,
+        metadata=ProjectedMetadata(notes=(MUTATION_NOTE,), extra={"synthetic": True, "mutation": mutation.op}),
+    )
+
+
+def _extend(message: ProjectedMessage, parts: tuple[dict[str, Any], ...]) -> ProjectedMessage:
+    content = message.content
+    existing = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    notes = (*message.metadata.notes, MUTATION_NOTE)
+    return replace(message, content=[*existing, *parts], metadata=replace(message.metadata, notes=notes))

@@ -1,0 +1,126 @@
+"""The ``openai`` target: an OpenAI Chat Completions request body.
+
+Rules applied (reference/providers.md section 1): system text as ``system`` messages; every assistant
+``tool_calls`` entry answered by one ``tool`` message right after it; ids at most 40 characters;
+``arguments`` a JSON string; images only in ``user`` messages (tool and assistant media move to a user message
+after the tool messages); no reasoning (Chat Completions cannot take it back); no unknown keys.
+Never decides which messages go in.
+"""
+
+import json
+from typing import Any
+
+from app.projections.types import Repair
+from app.providers.conversation import Settled
+from app.providers.media import Media, read_media
+from app.providers.tool_definitions import ToolDefinition
+from app.providers.tool_ids import ToolIdMap
+from app.providers.tool_output import read_output
+
+MAX_TOOL_CALL_ID = 40
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+def to_openai_chat(
+    settled: Settled, *, model: str, tools: tuple[ToolDefinition, ...], max_output_tokens: int | None
+) -> tuple[dict[str, Any], list[Repair]]:
+    repairs: list[Repair] = []
+    ids = ToolIdMap(MAX_TOOL_CALL_ID, "openai")
+    messages: list[dict[str, Any]] = []
+    if settled.system:
+        messages.append({"role": "system", "content": settled.system})
+    pending_media: list[tuple[str, Media]] = []
+    for index, message in enumerate(settled.messages):
+        match message["role"]:
+            case "system":
+                messages.append({"role": "system", "content": message["content"]})
+            case "user":
+                content = [_user_part(part, repairs) for part in message["content"]]
+                messages.append({"role": "user", "content": content})
+            case "assistant":
+                assistant, media = _assistant(message["content"], ids, repairs)
+                if assistant is not None:
+                    messages.append(assistant)
+                pending_media += [("assistant", item) for item in media]
+            case "tool":
+                for part in message["content"]:
+                    output = read_output(part["output"])
+                    text = output.text if not output.is_error else "Error: " + output.text
+                    messages.append({"role": "tool", "tool_call_id": ids(part["toolCallId"]), "content": text})
+                    pending_media += [(f"tool result {ids(part['toolCallId'])}", item) for item in output.media]
+        following = settled.messages[index + 1]["role"] if index + 1 < len(settled.messages) else None
+        if pending_media and following != "tool":
+            messages.append(_media_message(pending_media, repairs))
+            pending_media = []
+    payload: dict[str, Any] = {"model": model, "messages": messages}
+    if tools:
+        payload["tools"] = [_tool(tool) for tool in tools]
+    if max_output_tokens is not None:
+        payload["max_completion_tokens"] = max_output_tokens
+    return payload, repairs + ids.repairs()
+
+
+def _assistant(parts: list[Any], ids: ToolIdMap, repairs: list[Repair]) -> tuple[dict[str, Any] | None, list[Media]]:
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    media: list[Media] = []
+    for part in parts:
+        match part["type"]:
+            case "text":
+                texts.append(part["text"])
+            case "reasoning":
+                repairs.append(Repair("reasoning-dropped", "openai: Chat Completions takes no reasoning back"))
+            case "file":
+                media.append(read_media(part["data"], part["mediaType"], part.get("filename")))
+                repairs.append(Repair("media-moved", "openai: assistant media moved to a user message"))
+            case "tool-call":
+                arguments = json.dumps(part["input"], ensure_ascii=False)
+                function = {"name": part["toolName"], "arguments": arguments}
+                calls.append({"id": ids(part["toolCallId"]), "type": "function", "function": function})
+    if not texts and not calls:
+        repairs.append(Repair("empty-message", "openai: dropped an assistant turn with nothing it can carry"))
+        return None, media
+    message: dict[str, Any] = {"role": "assistant"}
+    if texts:
+        message["content"] = "\n\n".join(texts)
+    if calls:
+        message["tool_calls"] = calls
+    return message, media
+
+
+def _user_part(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
+    match part["type"]:
+        case "text":
+            return {"type": "text", "text": part["text"]}
+        case "image":
+            return _media_part(read_media(part["image"], part.get("mediaType"), image=True), repairs)
+        case _:
+            return _media_part(read_media(part["data"], part["mediaType"], part.get("filename")), repairs)
+
+
+def _media_part(media: Media, repairs: list[Repair]) -> dict[str, Any]:
+    if media.media_type in IMAGE_TYPES:
+        return {"type": "image_url", "image_url": {"url": media.data_url}}
+    if media.media_type == "application/pdf" and media.base64 is not None:
+        return {"type": "file", "file": {"file_data": media.data_url, "filename": media.filename or "document.pdf"}}
+    repairs.append(Repair("media-as-text", f"openai: cannot send {media.describe()}; said so in text"))
+    return {"type": "text", "text": unreadable(media)}
+
+
+def unreadable(media: Media) -> str:
+    return f"ERROR: Cannot read {media.describe()} (this model does not support this input). Inform the user."
+
+
+def _media_message(media: list[tuple[str, Media]], repairs: list[Repair]) -> dict[str, Any]:
+    sources = sorted({source for source, _ in media})
+    content: list[dict[str, Any]] = [{"type": "text", "text": f"Attached from the {', '.join(sources)}:"}]
+    content += [_media_part(item, repairs) for _, item in media]
+    repairs.append(Repair("media-moved", "openai: media from tool results or assistant sent in a user message"))
+    return {"role": "user", "content": content}
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": tool.name, "parameters": tool.input_schema}
+    if tool.description:
+        function["description"] = tool.description
+    return {"type": "function", "function": function}

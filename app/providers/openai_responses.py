@@ -1,0 +1,171 @@
+"""The ``openai-responses`` target: an OpenAI Responses API request body.
+
+Rules applied (reference/providers.md section 2): the leading system text as ``instructions``, later notes
+as ``system`` messages; every ``function_call`` answered by one ``function_call_output`` with the same
+``call_id`` (at most 64 characters); ``arguments`` a JSON string; Responses part types only
+(``input_text``/``input_image``/``input_file``); assistant text as plain strings; reasoning replayed only as
+an OpenAI item (id plus encrypted content) followed by the item it produced; no unknown keys.
+"""
+
+import json
+from typing import Any
+
+from app.projections.types import Repair
+from app.providers.conversation import Settled
+from app.providers.media import Media, read_media
+from app.providers.openai_chat import unreadable
+from app.providers.tool_definitions import ToolDefinition
+from app.providers.tool_ids import ToolIdMap
+from app.providers.tool_output import read_output
+
+MAX_CALL_ID = 64
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+def to_openai_responses(
+    settled: Settled, *, model: str, tools: tuple[ToolDefinition, ...], max_output_tokens: int | None
+) -> tuple[dict[str, Any], list[Repair]]:
+    repairs: list[Repair] = []
+    ids = ToolIdMap(MAX_CALL_ID, "openai-responses")
+    items: list[dict[str, Any]] = []
+    pending_media: list[Media] = []
+    for index, message in enumerate(settled.messages):
+        match message["role"]:
+            case "system":
+                items.append({"type": "message", "role": "system", "content": message["content"]})
+            case "user":
+                content = [_input_part(part, repairs) for part in message["content"]]
+                items.append({"type": "message", "role": "user", "content": content})
+            case "assistant":
+                produced, media = _assistant_items(message["content"], ids, repairs)
+                items += produced
+                pending_media += media
+            case "tool":
+                for part in message["content"]:
+                    items.append(_output_item(part, ids, repairs))
+        following = settled.messages[index + 1]["role"] if index + 1 < len(settled.messages) else None
+        if pending_media and following != "tool":
+            repairs.append(Repair("media-moved", "openai-responses: assistant media moved to a user message"))
+            items.append(
+                {"type": "message", "role": "user", "content": [_media_part(m, repairs) for m in pending_media]}
+            )
+            pending_media = []
+    payload: dict[str, Any] = {"model": model, "input": items}
+    if settled.system:
+        payload["instructions"] = settled.system
+    if tools:
+        payload["tools"] = [_tool(tool) for tool in tools]
+    if max_output_tokens is not None:
+        payload["max_output_tokens"] = max_output_tokens
+    return payload, repairs + ids.repairs()
+
+
+def _assistant_items(
+    parts: list[Any], ids: ToolIdMap, repairs: list[Repair]
+) -> tuple[list[dict[str, Any]], list[Media]]:
+    items: list[dict[str, Any]] = []
+    media: list[Media] = []
+    texts: list[str] = []
+    reasoning: dict[str, Any] | None = None
+
+    def flush_text() -> None:
+        if texts:
+            items.append({"type": "message", "role": "assistant", "content": "\n\n".join(texts)})
+            texts.clear()
+
+    for part in parts:
+        match part["type"]:
+            case "reasoning":
+                flush_text()
+                if reasoning is not None:
+                    repairs.append(
+                        Repair("reasoning-dropped", "openai-responses: a reasoning item without its following item")
+                    )
+                reasoning = _reasoning_item(part)
+                if reasoning is None:
+                    repairs.append(
+                        Repair(
+                            "reasoning-dropped",
+                            "openai-responses: reasoning without an OpenAI item id and encrypted content",
+                        )
+                    )
+            case "text":
+                if reasoning is not None:
+                    items.append(reasoning)
+                    reasoning = None
+                texts.append(part["text"])
+            case "file":
+                media.append(read_media(part["data"], part["mediaType"], part.get("filename")))
+            case "tool-call":
+                flush_text()
+                if reasoning is not None:
+                    items.append(reasoning)
+                    reasoning = None
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": ids(part["toolCallId"]),
+                        "name": part["toolName"],
+                        "arguments": json.dumps(part["input"], ensure_ascii=False),
+                    }
+                )
+    flush_text()
+    if reasoning is not None:
+        repairs.append(Repair("reasoning-dropped", "openai-responses: a reasoning item without its following item"))
+    return items, media
+
+
+def _reasoning_item(part: dict[str, Any]) -> dict[str, Any] | None:
+    options = (part.get("providerOptions") or {}).get("openai") or {}
+    item_id, encrypted = options.get("itemId"), options.get("reasoningEncryptedContent")
+    if not (isinstance(item_id, str) and item_id and isinstance(encrypted, str) and encrypted):
+        return None
+    summary = [{"type": "summary_text", "text": part["text"]}] if part["text"] else []
+    return {"type": "reasoning", "id": item_id, "summary": summary, "encrypted_content": encrypted}
+
+
+def _output_item(part: dict[str, Any], ids: ToolIdMap, repairs: list[Repair]) -> dict[str, Any]:
+    output = read_output(part["output"])
+    call_id = ids(part["toolCallId"])
+    if output.is_error or not output.media:
+        text = "Error: " + output.text if output.is_error else output.text
+        return {"type": "function_call_output", "call_id": call_id, "output": text}
+    content = [
+        {"type": "input_text", "text": item} if isinstance(item, str) else _media_part(item, repairs)
+        for item in output.items
+        if not isinstance(item, str) or item.strip()
+    ]
+    return {"type": "function_call_output", "call_id": call_id, "output": content}
+
+
+def _input_part(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
+    match part["type"]:
+        case "text":
+            return {"type": "input_text", "text": part["text"]}
+        case "image":
+            return _media_part(read_media(part["image"], part.get("mediaType"), image=True), repairs)
+        case _:
+            return _media_part(read_media(part["data"], part["mediaType"], part.get("filename")), repairs)
+
+
+def _media_part(media: Media, repairs: list[Repair]) -> dict[str, Any]:
+    if media.media_type in IMAGE_TYPES:
+        return {"type": "input_image", "image_url": media.data_url, "detail": "auto"}
+    if media.media_type == "application/pdf":
+        if media.url is not None:
+            return {"type": "input_file", "file_url": media.url}
+        return {"type": "input_file", "file_data": media.data_url, "filename": media.filename or "document.pdf"}
+    repairs.append(Repair("media-as-text", f"openai-responses: cannot send {media.describe()}; said so in text"))
+    return {"type": "input_text", "text": unreadable(media)}
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    definition: dict[str, Any] = {
+        "type": "function",
+        "name": tool.name,
+        "parameters": tool.input_schema,
+        "strict": False,
+    }
+    if tool.description:
+        definition["description"] = tool.description
+    return definition

@@ -1,0 +1,75 @@
+"""The provider registry: one adapter per target name, and ``build_payload``, the one way to call them.
+
+``build_payload`` settles the conversation (the repairs every provider needs) and hands it to the named
+provider's adapter. It never does I/O and never decides which messages go in.
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from app.projections.types import Repair
+from app.providers.ai_sdk import to_ai_sdk
+from app.providers.anthropic import to_anthropic
+from app.providers.chat_message import ChatMessage
+from app.providers.conversation import Settled, settle
+from app.providers.errors import InvalidMaxOutputTokens, UnknownProvider
+from app.providers.gemini import to_gemini
+from app.providers.openai_chat import to_openai_chat
+from app.providers.openai_responses import to_openai_responses
+from app.providers.tool_definitions import ToolDefinition, parse_tools
+
+Adapter = Callable[..., tuple[dict[str, Any], list[Repair]]]
+"""``adapter(settled, *, model, tools, max_output_tokens) -> (payload, repairs)``."""
+
+ADAPTERS: Mapping[str, Adapter] = {
+    "openai": to_openai_chat,
+    "openai-responses": to_openai_responses,
+    "anthropic": to_anthropic,
+    "gemini": to_gemini,
+    "ai-sdk": to_ai_sdk,
+}
+SUPPORTED_PROVIDERS: tuple[str, ...] = tuple(ADAPTERS)
+
+
+def adapter_for(provider: str) -> Adapter:
+    try:
+        return ADAPTERS[provider]
+    except KeyError:
+        raise UnknownProvider(provider, SUPPORTED_PROVIDERS) from None
+
+
+def build_payload(
+    provider: str,
+    chat_messages: Sequence[ChatMessage],
+    *,
+    model: str,
+    tools: Sequence[Mapping[str, Any]] | tuple[ToolDefinition, ...] | None = None,
+    max_output_tokens: int | None = None,
+) -> tuple[dict[str, Any], list[Repair]]:
+    """The exact request body ``provider`` accepts for these messages, and every repair made to get it.
+
+    System text travels in the messages: a leading ``system`` ChatMessage is the system prompt (the serializer
+    puts the request's prompt there), later ones are notes each adapter places as its provider allows.
+    """
+    adapter = adapter_for(provider)
+    check_max_output_tokens(max_output_tokens)
+    definitions = _definitions(tools)
+    settled, repairs = settle(chat_messages)
+    payload, adapter_repairs = adapter(settled, model=model, tools=definitions, max_output_tokens=max_output_tokens)
+    return payload, repairs + adapter_repairs
+
+
+def check_max_output_tokens(value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise InvalidMaxOutputTokens(value)
+
+
+def _definitions(
+    tools: Sequence[Mapping[str, Any]] | tuple[ToolDefinition, ...] | None,
+) -> tuple[ToolDefinition, ...]:
+    if tools and all(isinstance(tool, ToolDefinition) for tool in tools):
+        return tuple(tools)  # type: ignore[arg-type]
+    return parse_tools(tools)  # type: ignore[arg-type]
+
+
+__all__ = ["ADAPTERS", "SUPPORTED_PROVIDERS", "Settled", "adapter_for", "build_payload"]

@@ -1,0 +1,108 @@
+"""The serializer: model-view messages (layer 3) to ChatMessages (layer 4).
+
+It converts shapes (string content to parts, AI SDK part keys only), places system text (the request's
+system prompt and the leading system notes become one system message first; later notes stay where they
+are, for each adapter to place) and repairs combinations no provider accepts (a part a role cannot carry,
+lone surrogates). Every repair is reported. It never chooses, drops for relevance, trims or compacts:
+which messages go in is the model view's decision.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from app.projections.types import ProjectedMessage, Repair
+from app.providers.chat_message import PART_KEYS, ROLE_PARTS, ChatMessage, SystemChatMessage
+from app.providers.media import read_media
+from app.providers.surrogates import clean_text, without_unpaired_surrogates
+
+_REQUIRED_STRINGS: dict[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "image": ("image",),
+    "file": ("data", "mediaType"),
+    "reasoning": ("text",),
+    "tool-call": ("toolCallId", "toolName"),
+    "tool-result": ("toolCallId", "toolName"),
+    "tool-approval-request": ("approvalId", "toolCallId"),
+    "tool-approval-response": ("approvalId",),
+}
+
+
+def to_chat_messages(
+    messages: Sequence[ProjectedMessage], *, system: str | None = None
+) -> tuple[list[ChatMessage], list[Repair]]:
+    """ChatMessages for ``messages``, with ``system`` (the request's system prompt) placed first."""
+    repairs: list[Repair] = []
+    leading: list[str] = []
+    if system is not None:
+        cleaned = clean_text(system)
+        if cleaned != system:
+            repairs.append(Repair("unpaired-surrogates", "removed lone UTF-16 surrogates from the system prompt"))
+        leading.append(cleaned)
+    converted: list[ChatMessage] = []
+    for message in messages:
+        chat = _convert(message, repairs)
+        if chat is None:
+            continue
+        if chat["role"] == "system" and not converted:
+            leading.append(chat["content"])
+            continue
+        converted.append(chat)
+    system_text = "\n\n".join(text for text in leading if text.strip())
+    if system_text:
+        head: SystemChatMessage = {"role": "system", "content": system_text}
+        converted.insert(0, head)
+    return converted, repairs
+
+
+def _convert(message: ProjectedMessage, repairs: list[Repair]) -> ChatMessage | None:
+    ids = message.source_message_ids
+    content, changed = without_unpaired_surrogates(message.content)
+    if changed:
+        repairs.append(Repair("unpaired-surrogates", "removed lone UTF-16 surrogates", ids))
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    kept = [part for part in (_clean_part(part, message, repairs) for part in parts) if part is not None]
+    match message.role:
+        case "system":
+            texts = [part["text"] for part in kept if part["type"] == "text"]
+            if len(texts) != len(kept):
+                repairs.append(Repair("system-non-text", "system content takes text only; dropped other parts", ids))
+            return {"role": "system", "content": "\n\n".join(texts)}
+        case "user":
+            return {"role": "user", "content": _fit(kept, "user", ids, repairs)}  # type: ignore[typeddict-item]
+        case "assistant":
+            return {"role": "assistant", "content": _fit(kept, "assistant", ids, repairs)}  # type: ignore[typeddict-item]
+        case "tool":
+            return {"role": "tool", "content": _fit(kept, "tool", ids, repairs)}  # type: ignore[typeddict-item]
+
+
+def _clean_part(part: Any, message: ProjectedMessage, repairs: list[Repair]) -> dict[str, Any] | None:
+    ids = message.source_message_ids
+    part_type = part.get("type") if isinstance(part, dict) else None
+    if part_type not in PART_KEYS:
+        repairs.append(Repair("unknown-part", f"dropped a part of unknown type {part_type!r}", ids))
+        return None
+    missing = [key for key in _REQUIRED_STRINGS[part_type] if not isinstance(part.get(key), str)]
+    if missing:
+        repairs.append(Repair("malformed-part", f"dropped a {part_type} part without {', '.join(missing)}", ids))
+        return None
+    extra = sorted(set(part) - PART_KEYS[part_type])
+    if extra:
+        repairs.append(Repair("unknown-part-keys", f"removed {', '.join(extra)} from a {part_type} part", ids))
+        return {key: value for key, value in part.items() if key in PART_KEYS[part_type]}
+    return part
+
+
+def _fit(parts: list[dict[str, Any]], role: str, ids: tuple[str, ...], repairs: list[Repair]) -> list[dict[str, Any]]:
+    """Parts the role may carry; an assistant image becomes a file part (the SDK's assistant form)."""
+    fitted = []
+    for part in parts:
+        if role == "assistant" and part["type"] == "image":
+            media = read_media(part["image"], part.get("mediaType"), image=True)
+            file_part = {"type": "file", "data": part["image"], "mediaType": media.media_type}
+            repairs.append(Repair("assistant-image-as-file", "an assistant image is sent as a file part", ids))
+            fitted.append(file_part)
+        elif part["type"] in ROLE_PARTS[role]:
+            fitted.append(part)
+        else:
+            repairs.append(Repair("part-not-allowed", f"a {role} message cannot carry a {part['type']} part", ids))
+    return fitted

@@ -1,0 +1,382 @@
+"""The rules no published type can see: pairing, order, emptiness, ids, alternation, the last turn.
+
+One checker per provider, each returning the provider's own 400 wording (reference/providers.md sections
+1-5) for every rule a payload breaks, and ``[]`` for a payload the provider would accept. Used with the type
+checks in sdk_types.py by every payload test.
+"""
+
+import json
+import re
+from typing import Any
+
+_ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+_SAFE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+
+def _blank(text: Any) -> bool:
+    return not isinstance(text, str) or not text.strip()
+
+
+# OpenAI Chat Completions ----------------------------------------------------------------------------------
+
+
+def openai_chat(payload: dict[str, Any]) -> list[str]:
+    errors: list[str] = []
+    messages = payload.get("messages") or []
+    if not messages:
+        return ["Invalid 'messages': empty array. Expected an array with minimum length 1"]
+    pending: list[str] = []
+    answered_here: set[str] = set()
+    for n, message in enumerate(messages):
+        role = message.get("role")
+        if role != "tool" and pending:
+            errors.append(
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+                f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(pending)}"
+            )
+            pending = []
+        content = message.get("content")
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in pending:
+                errors.append(
+                    f"messages.[{n}].role: messages with role 'tool' must be a response to a preceeding message "
+                    f"with 'tool_calls' ({call_id!r})"
+                )
+            else:
+                pending.remove(call_id)
+            if _blank(content if isinstance(content, str) else None) and not isinstance(content, list):
+                errors.append(f"messages[{n}].content: empty tool content")
+            continue
+        if role == "assistant":
+            calls = message.get("tool_calls")
+            if calls is not None and not calls:
+                errors.append(f"Invalid 'messages[{n}].tool_calls': empty array.")
+            if content is None and not calls:
+                errors.append(f"Invalid value for 'messages[{n}].content': expected a string, got null.")
+            for m, call in enumerate(calls or []):
+                call_id, function = call.get("id", ""), call.get("function", {})
+                if len(call_id) > 40:
+                    errors.append(
+                        f"Invalid 'messages[{n}].tool_calls[{m}].id': string too long. Expected a string with "
+                        f"maximum length 40, but got a string with length {len(call_id)} instead."
+                    )
+                if call_id in answered_here:
+                    errors.append(f"messages[{n}].tool_calls[{m}].id: duplicate tool call id {call_id!r}")
+                answered_here.add(call_id)
+                if not function.get("name"):
+                    errors.append(f"Invalid 'messages[{n}].tool_calls[{m}].function.name': empty string.")
+                try:
+                    if not isinstance(json.loads(function.get("arguments", "")), dict):
+                        errors.append(f"messages[{n}].tool_calls[{m}].function.arguments: not a JSON object")
+                except (TypeError, ValueError):
+                    errors.append(f"messages[{n}].tool_calls[{m}].function.arguments: not JSON")
+                pending.append(call_id)
+        if isinstance(content, str) and _blank(content):
+            errors.append(f"messages[{n}].content: empty or whitespace-only text")
+        for part in content if isinstance(content, list) else []:
+            if part.get("type") == "image_url" and role != "user":
+                errors.append(
+                    f"Invalid 'messages[{n}]'. Image URLs are only allowed for messages with role 'user', but this "
+                    f"message with role '{role}' contains an image URL."
+                )
+            if part.get("type") == "text" and _blank(part.get("text")):
+                errors.append(f"messages[{n}].content: empty or whitespace-only text")
+        if isinstance(content, list) and not content:
+            errors.append(f"messages[{n}].content: empty array")
+    if pending:
+        errors.append(
+            "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+            f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(pending)}"
+        )
+    if messages[-1].get("role") == "assistant":
+        errors.append("messages: the conversation must not end on an assistant message")
+    return errors
+
+
+# OpenAI Responses -----------------------------------------------------------------------------------------
+
+
+def openai_responses(payload: dict[str, Any]) -> list[str]:
+    errors: list[str] = []
+    items = payload.get("input") or []
+    if not items:
+        return ["input: must be non-empty"]
+    open_calls: dict[str, int] = {}
+    seen_calls: set[str] = set()
+    for n, item in enumerate(items):
+        kind = item.get("type")
+        if kind == "function_call":
+            call_id = item.get("call_id", "")
+            if len(call_id) > 64:
+                errors.append(
+                    f"Invalid 'input[{n}].call_id': string too long. Expected a string with maximum length 64"
+                )
+            if call_id in seen_calls:
+                errors.append(f"input[{n}].call_id: duplicate call id {call_id!r}")
+            seen_calls.add(call_id)
+            open_calls[call_id] = n
+            try:
+                if not isinstance(json.loads(item.get("arguments", "")), dict):
+                    errors.append(f"input[{n}].arguments: not a JSON object")
+            except (TypeError, ValueError):
+                errors.append(f"input[{n}].arguments: not JSON")
+        elif kind == "function_call_output":
+            call_id = item.get("call_id")
+            if call_id not in open_calls:
+                errors.append(f"No tool call found for function call output with call_id {call_id}.")
+            else:
+                del open_calls[call_id]
+            output = item.get("output")
+            if (isinstance(output, str) and _blank(output)) or (isinstance(output, list) and not output):
+                errors.append(f"input[{n}].output: empty")
+        elif kind == "reasoning":
+            following = items[n + 1] if n + 1 < len(items) else None
+            if following is None or following.get("type") == "reasoning":
+                errors.append(
+                    f"Item '{item.get('id')}' of type 'reasoning' was provided without its required following item."
+                )
+        elif kind == "message":
+            if open_calls:
+                errors.append(f"No tool output found for function call {', '.join(open_calls)}.")
+                open_calls.clear()
+            content = item.get("content")
+            if (isinstance(content, str) and _blank(content)) or (isinstance(content, list) and not content):
+                errors.append(f"input[{n}].content: empty")
+            for part in content if isinstance(content, list) else []:
+                if part.get("type") == "input_text" and _blank(part.get("text")):
+                    errors.append(f"input[{n}].content: empty or whitespace-only text")
+    if open_calls:
+        errors.append(f"No tool output found for function call {', '.join(open_calls)}.")
+    last = items[-1]
+    if (last.get("type") == "message" and last.get("role") == "assistant") or last.get("type") == "function_call":
+        errors.append("input: the conversation must not end on an assistant item")
+    return errors
+
+
+# Anthropic Messages ---------------------------------------------------------------------------------------
+
+
+def anthropic(payload: dict[str, Any]) -> list[str]:
+    errors: list[str] = []
+    messages = payload.get("messages") or []
+    if not messages:
+        return ["messages: at least one message is required"]
+    if "max_tokens" not in payload:
+        errors.append("max_tokens: Field required")
+    if messages[0].get("role") != "user":
+        errors.append('messages: first message must use the "user" role')
+    if messages[-1].get("role") != "user":
+        errors.append(
+            "This model does not support assistant message prefill. The conversation must end with a user message."
+        )
+    use_ids: set[str] = set()
+    any_tool_blocks = False
+    for n, message in enumerate(messages):
+        role, content = message.get("role"), message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        if not blocks:
+            errors.append(
+                f"messages.{n}: all messages must have non-empty content except for the optional final "
+                "assistant message"
+            )
+            continue
+        if n and messages[n - 1].get("role") == role:
+            errors.append(
+                'messages: roles must alternate between "user" and "assistant", '
+                f'but found multiple "{role}" roles in a row'
+            )
+        for m, block in enumerate(blocks):
+            if block.get("type") == "text" and _blank(block.get("text")):
+                errors.append(f"messages.{n}.content.{m}: text content blocks must contain non-whitespace text")
+            if block.get("type") == "tool_result":
+                any_tool_blocks = True
+                for inner in block.get("content") or []:
+                    if inner.get("type") == "text" and _blank(inner.get("text")):
+                        errors.append(f"messages.{n}.content.{m}: text content blocks must contain non-whitespace text")
+                    if block.get("is_error") and inner.get("type") != "text":
+                        errors.append(f"messages.{n}.content.{m}: an error tool_result carries text only")
+        if role != "assistant":
+            continue
+        types = [block.get("type") for block in blocks]
+        thinks = any(kind in ("thinking", "redacted_thinking") for kind in types)
+        if thinks and types[0] not in ("thinking", "redacted_thinking"):
+            errors.append(
+                f"messages.{n}.content.0: If an assistant message contains any thinking blocks, the first block "
+                f"must be thinking or redacted_thinking. Found {types[0]}."
+            )
+        if types[-1] in ("thinking", "redacted_thinking"):
+            errors.append(f"messages.{n}: The final block in an assistant message cannot be `thinking`.")
+        if "tool_use" in types and "text" in types[types.index("tool_use") :]:
+            errors.append(f"messages.{n}: text after tool_use (tool_use blocks must end the turn)")
+        uses = [block["id"] for block in blocks if block.get("type") == "tool_use"]
+        any_tool_blocks = any_tool_blocks or bool(uses)
+        for use_id in uses:
+            if not _ANTHROPIC_ID.match(use_id) or len(use_id) > 64:
+                errors.append(f"messages.{n}.content.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'")
+            if use_id in use_ids:
+                errors.append(f"messages.{n}: `tool_use` ids must be unique")
+            use_ids.add(use_id)
+        following = messages[n + 1] if n + 1 < len(messages) else None
+        next_blocks = following.get("content") if following else []
+        next_blocks = next_blocks if isinstance(next_blocks, list) else []
+        leading: list[str] = []
+        for block in next_blocks:
+            if block.get("type") != "tool_result":
+                break
+            leading.append(block.get("tool_use_id"))
+        if uses:
+            missing = [use for use in uses if use not in leading]
+            if missing:
+                errors.append(
+                    f"messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: "
+                    f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in "
+                    "the next message."
+                )
+            if len(leading) != len(uses) or len(set(leading)) != len(leading):
+                errors.append(
+                    f"messages.{n + 1}: Did not find {len(uses)} `tool_result` block(s) at the beginning of this "
+                    "message. Messages following `tool_use` blocks must begin with a matching number of "
+                    "`tool_result` blocks."
+                )
+    for n, message in enumerate(messages):
+        content = message.get("content")
+        previous = messages[n - 1] if n else None
+        previous_uses = {
+            block.get("id")
+            for block in (previous.get("content") if previous and isinstance(previous.get("content"), list) else [])
+            if block.get("type") == "tool_use"
+        }
+        for m, block in enumerate(content if isinstance(content, list) else []):
+            if block.get("type") == "tool_result" and block.get("tool_use_id") not in previous_uses:
+                errors.append(
+                    f"messages.{n}.content.{m}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                    f"{block.get('tool_use_id')}. Each `tool_result` block must have a corresponding `tool_use` "
+                    "block in the previous message."
+                )
+    if any_tool_blocks and not payload.get("tools"):
+        errors.append("tools: requests with tool_use or tool_result blocks must define tools")
+    return errors
+
+
+# Gemini generateContent -----------------------------------------------------------------------------------
+
+_GEMINI_DATA = (
+    "text",
+    "inlineData",
+    "fileData",
+    "functionCall",
+    "functionResponse",
+    "executableCode",
+    "codeExecutionResult",
+)
+
+
+def gemini(payload: dict[str, Any], *, model: str = "") -> list[str]:
+    errors: list[str] = []
+    contents = payload.get("contents") or []
+    if not contents:
+        return ["* GenerateContentRequest.contents: contents is not specified"]
+    if contents[0].get("role") != "user":
+        errors.append(
+            "Please ensure that function call turn comes immediately after a user turn or after a function "
+            "response turn."
+        )
+    if contents[-1].get("role") != "user":
+        errors.append("contents: the history must not end on a model turn")
+    for n, content in enumerate(contents):
+        role, parts = content.get("role"), content.get("parts") or []
+        if role not in ("user", "model"):
+            errors.append(f"contents[{n}].role: must be user or model")
+        if not parts:
+            errors.append(f"* GenerateContentRequest.contents[{n}].parts: contents.parts must not be empty.")
+        if n and contents[n - 1].get("role") == role:
+            errors.append(f"contents[{n}]: roles must alternate between user and model")
+        for m, part in enumerate(parts):
+            fields = [key for key in _GEMINI_DATA if key in part]
+            if len(fields) != 1:
+                errors.append(
+                    f"contents[{n}].parts[{m}].data: required oneof field 'data' must have one initialized field"
+                )
+            if "text" in part and _blank(part["text"]):
+                errors.append(f"contents[{n}].parts[{m}].text: empty text part")
+            if "functionResponse" in part and not isinstance(part["functionResponse"].get("response"), dict):
+                errors.append(f"contents[{n}].parts[{m}].functionResponse.response: must be an object")
+        calls = [part["functionCall"] for part in parts if "functionCall" in part]
+        responses = [part["functionResponse"] for part in parts if "functionResponse" in part]
+        if calls:
+            if role != "model":
+                errors.append(f"contents[{n}]: functionCall outside a model turn")
+            if model.startswith("gemini-3") and "thoughtSignature" not in next(p for p in parts if "functionCall" in p):
+                errors.append(
+                    "Function call is missing a thought_signature in functionCall parts. This is required for tools "
+                    "to work correctly"
+                )
+            following = contents[n + 1] if n + 1 < len(contents) else None
+            answers = [p["functionResponse"] for p in (following or {}).get("parts", []) if "functionResponse" in p]
+            if len(answers) != len(calls):
+                errors.append(
+                    "Please ensure that the number of function response parts is equal to the number of function "
+                    "call parts of the function call turn."
+                )
+            elif [a.get("name") for a in answers] != [c.get("name") for c in calls]:
+                errors.append(f"contents[{n + 1}]: function responses do not name the calls they answer")
+        if responses:
+            previous = contents[n - 1] if n else {}
+            if not any("functionCall" in p for p in previous.get("parts", [])):
+                errors.append("Please ensure that function response turn comes immediately after a function call turn.")
+    return errors
+
+
+# AI SDK ModelMessage[] ------------------------------------------------------------------------------------
+
+
+def ai_sdk(payload: dict[str, Any]) -> list[str]:
+    """What the SDK's pre-flight lets through but its providers reject downstream."""
+    errors: list[str] = []
+    messages = payload.get("messages") or []
+    if not messages:
+        return ["Invalid prompt: messages must not be empty"]
+    pending: list[str] = []
+    seen: set[str] = set()
+    for n, message in enumerate(messages):
+        role, content = message.get("role"), message.get("content")
+        if role == "system":
+            errors.append(f"messages[{n}]: system text belongs in the system option")
+            continue
+        if not content:
+            errors.append(f"messages[{n}].content: empty content")
+        if pending and role != "tool":
+            errors.append(f"Tool results are missing for tool calls {', '.join(pending)}.")
+            pending = []
+        for part in content if isinstance(content, list) else []:
+            kind = part.get("type")
+            if kind == "text" and _blank(part.get("text")):
+                errors.append(f"messages[{n}]: empty or whitespace-only text part")
+            if kind == "tool-call":
+                call_id = part.get("toolCallId", "")
+                if not _SAFE_ID.match(call_id) or len(call_id) > 40:
+                    errors.append(f"messages[{n}]: tool call id {call_id!r} is not safe for every provider")
+                if call_id in seen:
+                    errors.append(f"messages[{n}]: duplicate tool call id {call_id!r}")
+                seen.add(call_id)
+                pending.append(call_id)
+            if kind == "tool-result":
+                if part.get("toolCallId") not in pending:
+                    errors.append(f"messages[{n}]: tool result {part.get('toolCallId')!r} answers no pending call")
+                else:
+                    pending.remove(part["toolCallId"])
+    if pending:
+        errors.append(f"Tool results are missing for tool calls {', '.join(pending)}.")
+    if messages[-1].get("role") == "assistant":
+        errors.append("messages: the conversation must not end on an assistant message")
+    return errors
+
+
+RULES = {
+    "openai": openai_chat,
+    "openai-responses": openai_responses,
+    "anthropic": anthropic,
+    "gemini": gemini,
+    "ai-sdk": ai_sdk,
+}

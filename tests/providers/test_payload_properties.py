@@ -1,0 +1,96 @@
+"""Random histories give payloads every provider accepts, as far as its published types and rules can tell.
+
+The histories come from the shared strategies (interrupted calls, orphan and duplicate results, reused ids,
+empty and whitespace texts, images in tool results, foreign reasoning, runtime reminders, compactions), passed
+on raw (no model-view rule), then roughened further here: 400-character and unsafe tool-call ids, lone
+surrogates. ai-sdk payloads are collected and checked by the ``ai`` package in one Node call per test.
+"""
+
+from dataclasses import replace
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.engine.persisted import PersistedMessage
+from app.providers.chat_request import build_chat_request
+from app.providers.registry import SUPPORTED_PROVIDERS
+from tests.providers.payload_check import problems
+from tests.providers.projected import from_engine
+from tests.strategies import histories
+
+MODELS = {
+    "openai": "gpt-5",
+    "openai-responses": "gpt-5",
+    "anthropic": "claude-sonnet-4-5",
+    "gemini": "gemini-3-pro-preview",
+    "ai-sdk": "anthropic/claude-sonnet-4-5",
+}
+TOOLS = [{"name": "Read", "description": "Read a file", "inputSchema": {"type": "object"}}]
+LONG = "call_" + "x" * 395
+
+
+def _roughen_id(call_id: str, how: int) -> str:
+    match how:
+        case 1:
+            return LONG + call_id  # 400+ characters, distinct per call
+        case 2:
+            return f"functions.{call_id}:0"  # characters Anthropic rejects
+        case _:
+            return call_id
+
+
+def _roughen(message: PersistedMessage, how: int, surrogate: bool) -> PersistedMessage:
+    if isinstance(message.content, str):
+        return replace(message, content=message.content + ("\ud800" if surrogate else ""))
+    parts: list[dict[str, Any]] = []
+    for part in message.content:
+        copy = dict(part)
+        if "toolCallId" in copy:
+            copy["toolCallId"] = _roughen_id(copy["toolCallId"], how)
+        if surrogate and copy.get("type") == "text":
+            copy["text"] = copy["text"] + "\udc00"
+        parts.append(copy)
+    return replace(message, content=parts)
+
+
+rough_histories = st.tuples(histories(), st.integers(0, 2), st.booleans()).map(
+    lambda drawn: [_roughen(message, drawn[1], drawn[2]) for message in drawn[0]]
+)
+
+
+def _projected(messages: list[PersistedMessage]) -> list[Any]:
+    from app.engine.promotion import promote
+
+    return from_engine(promote(message) for message in messages)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=rough_histories, with_tools=st.booleans(), system=st.sampled_from([None, "", "Be brief."]))
+def _every_provider_accepts(
+    history: list[PersistedMessage], with_tools: bool, system: str | None, collected: list[dict[str, Any]]
+) -> None:
+    projected = _projected(history)
+    if not projected and not system:
+        return  # an empty session with no prompt is refused (EmptyConversation), tested on its own
+    for provider in SUPPORTED_PROVIDERS:
+        request = build_chat_request(
+            projected,
+            provider=provider,
+            model=MODELS[provider],
+            system=system,
+            tools=TOOLS if with_tools else None,
+        )
+        found = problems(provider, request.payload, model=MODELS[provider])
+        assert found == [], (provider, found, request.payload)
+        if provider == "ai-sdk":
+            collected.append(request.payload)
+
+
+def test_random_histories_give_payloads_every_provider_accepts(ai_sdk_preflight: Any) -> None:
+    collected: list[dict[str, Any]] = []
+    _every_provider_accepts(collected=collected)  # type: ignore[call-arg]
+    results = ai_sdk_preflight(collected)
+    rejected = [(payload, result) for payload, result in zip(collected, results, strict=True) if not result["ok"]]
+    assert rejected == [], rejected[:3]
+    assert len(collected) > 50
