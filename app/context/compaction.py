@@ -18,11 +18,13 @@ from typing import Any, Literal
 from app.context.accounting import model_tokens, sent_to_model
 from app.context.config import TailPolicy
 from app.context.errors import CompactionRefused
-from app.context.history_window import Compaction, history_window, summary_text
+from app.context.history_window import history_window
 from app.engine.kinds import Kind, Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import Content
 from app.engine.tokens import estimate_tokens
+from app.projections.plain_text import plain_text
+from app.projections.window import Compaction
 
 BOUNDARY_TEXT = "Conversation compacted"
 Trigger = Literal["manual", "auto"]
@@ -100,7 +102,7 @@ def select_compaction(
     summary_tokens = model_tokens(previous.summary) if previous else 0
     return CompactionSelection(
         previous=previous,
-        previous_summary=summary_text(previous.summary).strip() if previous else None,
+        previous_summary=plain_text(previous.summary.content).strip() if previous else None,
         to_summarize=tuple(body[:cut]),
         kept_tail=tuple(body[cut:]),
         through_message_id=body[cut - 1].id,

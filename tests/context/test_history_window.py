@@ -1,4 +1,4 @@
-from app.context.history_window import history_window, newest_compaction
+from app.context.history_window import history_window
 from tests.context.histories import assistant, boundary, call, history, result, summary, user
 
 
@@ -33,7 +33,7 @@ def test_boundary_without_a_summary_is_ignored():
 
 def test_boundary_with_a_whitespace_summary_is_incomplete():
     messages = history(user("a"), boundary("b1"), summary("b1", "  \n"), user("c"))
-    assert newest_compaction(messages) is None
+    assert history_window(messages).compaction is None
 
 
 def test_newest_complete_boundary_wins_and_older_summaries_are_left_out():
@@ -55,6 +55,23 @@ def test_newest_complete_boundary_wins_and_older_summaries_are_left_out():
 def test_incomplete_newer_boundary_falls_back_to_the_older_complete_one():
     messages = history(user("a"), boundary("b1"), summary("b1", id="s1"), user("c"), boundary("b2"), user("d"))
     assert ids(history_window(messages)) == ["s1", "m4", "m6"]
+
+
+def test_store_slice_starting_after_the_through_message_keeps_the_tail():
+    whole = history(
+        user("a"), assistant("b"), user("c"), assistant("d"), boundary("b1", through="m2"), summary("b1", id="s1")
+    )
+    assert ids(history_window(whole[2:])) == ["s1", "m3", "m4"]
+
+
+def test_orphan_and_older_summaries_are_never_in_the_window():
+    messages = history(user("a"), summary("gone", id="s0"), assistant("b"))
+    assert ids(history_window(messages)) == ["m1", "m3"]
+
+
+def test_a_message_given_twice_counts_once():
+    messages = history(user("a"), boundary("b1"), summary("b1", id="s1"), user("c"))
+    assert ids(history_window([*messages, messages[2]])) == ["s1", "m4"]
 
 
 def test_compact_through_naming_a_later_message_is_ignored():
