@@ -20,9 +20,15 @@ from app.context.window import ContextWindow
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.engine.tokens import estimate_tokens
+from app.projections.model import marked_as_reminder
+from app.projections.reasoning import ReasoningPolicy, reasoning_for_model
+from app.projections.tool_output import CLEARED, ResultPolicy, cut, result_for_model
+from app.projections.types import ProjectionContext
 
-PRUNED_TOOL_RESULT_TEXT = "[Old tool result content cleared]"
+PRUNED_TOOL_RESULT_TEXT = CLEARED
 """What the model view sends instead of a pruned result (DESIGN section 4, rule 3)."""
+
+DEFAULT_CONTEXT = ProjectionContext()
 
 UNUSABLE_FINISH_REASONS: frozenset[str] = frozenset({"error", "aborted"})
 """An errored or aborted answer's usage may count a request that never completed, or none at all."""
@@ -141,31 +147,34 @@ def account_context(
     messages: Sequence[EngineMessage],
     *,
     window: ContextWindow,
-    model: str | None,
     policy: ThresholdPolicy,
+    ctx: ProjectionContext = DEFAULT_CONTEXT,
     max_output_tokens: int | None = None,
     request_tokens: int = 0,
     run_models: Mapping[str, str] | None = None,
 ) -> ContextReport:
-    """Count a session's model context against ``window``.
+    """Count a session's model context for ``ctx.model`` against ``window``.
 
-    ``messages``: the session's engine messages (or a suffix holding the newest compaction); the window
-    after the newest compaction is taken here. ``request_tokens``: system text and tool schemas sent with
-    the request but not stored, counted only when no provider usage already includes them.
-    ``run_models``: model id per run id, for assistant messages that do not name their model.
+    ``messages``: the session's engine messages, or the store's slice from the window start; the window
+    after the newest compaction is taken here. ``ctx``: the projection parameters of the request, so that
+    what is counted is what the model view sends (pruned stubs, soft-limit cuts, reasoning kept or dropped,
+    reminders). ``request_tokens``: system text and tool schemas sent with the request but not stored,
+    counted only when no provider usage already includes them. ``run_models``: model id per run id, for
+    assistant messages that do not name their model.
     """
     context = history_window(messages)
-    sent = [m for m in context.messages if sent_to_model(m)]
-    sections = _sections(sent, request_tokens)
-    anchor = _anchor(context, sent, model, run_models or {})
+    sent = [m for m in context.messages if sent_to_model(m, ctx)]
+    costs = {m.id: _costs(m, ctx) for m in sent}
+    sections = _sections(sent, costs, request_tokens)
+    anchor = _anchor(context, sent, ctx.model, run_models or {})
     if anchor is None:
         total, after = sections.total, sections.total
     else:
-        after = sum(model_tokens(m) for m in sent if m.seq > anchor.seq)
+        after = sum(sum(costs[m.id]) for m in sent if m.seq > anchor.seq)
         total = anchor.tokens + after
     threshold, due, reason = _decision(window, total, policy, max_output_tokens)
     return ContextReport(
-        model=model,
+        model=ctx.model,
         window=window,
         sections=sections,
         total_tokens=total,
@@ -204,15 +213,55 @@ def _anchor(
     return None
 
 
-def sent_to_model(message: EngineMessage) -> bool:
+def sent_to_model(message: EngineMessage, ctx: ProjectionContext = DEFAULT_CONTEXT) -> bool:
+    """Whether the model view sends anything for this message (its cheap drop rules, DESIGN section 4)."""
     if message.metadata.get("eligibleForModelContext") is False:
         return False
-    if message.kind is Kind.BASH_EXECUTION and message.metadata.get("excludeFromContext") is True:
-        return False
-    return message.kind is not Kind.COMPACT_BOUNDARY
+    match message.kind:
+        case Kind.COMPACT_BOUNDARY:
+            return False
+        case Kind.BASH_EXECUTION:
+            return message.metadata.get("excludeFromContext") is not True
+        case Kind.CUSTOM:
+            return not (
+                message.metadata.get("displayOnly") is True or message.metadata.get("excludeFromContext") is True
+            )
+        case Kind.AGENT_SWITCH_NOTE:
+            return ctx.inject_runtime_reminder and marked_as_reminder(message)
+        case Kind.RUNTIME_REMINDER:
+            return ctx.inject_runtime_reminder
+        case (
+            Kind.SYSTEM_NOTE
+            | Kind.USER_INPUT
+            | Kind.ASSISTANT_TEXT
+            | Kind.ASSISTANT_REASONING
+            | Kind.TOOL_CALL
+            | Kind.TOOL_APPROVAL_REQUEST
+            | Kind.TOOL_RESULT
+            | Kind.TOOL_APPROVAL_RESPONSE
+            | Kind.COMPACT_SUMMARY
+            | Kind.HANDOFF_SUMMARY
+            | Kind.BRANCH_SUMMARY
+        ):
+            return True
+        case _:
+            assert_never(message.kind)
 
 
-def _sections(sent: Sequence[EngineMessage], request_tokens: int) -> TokenSections:
+def model_tokens(message: EngineMessage, ctx: ProjectionContext = DEFAULT_CONTEXT) -> int:
+    """What the model view's version of the message costs: the stored estimate, corrected where the view
+    sends something else (a pruned stub, a soft-limit cut, bash output, reasoning dropped)."""
+    return sum(_costs(message, ctx))
+
+
+def pruned_tokens(message: EngineMessage) -> int:
+    """What a tool result costs once pruned: one stub per result part."""
+    return _result_tokens(message, DEFAULT_CONTEXT, compacted=True)
+
+
+def _sections(
+    sent: Sequence[EngineMessage], costs: Mapping[str, tuple[int, int]], request_tokens: int
+) -> TokenSections:
     totals: dict[Section, int] = {
         "system": max(request_tokens, 0),
         "summary": 0,
@@ -221,72 +270,88 @@ def _sections(sent: Sequence[EngineMessage], request_tokens: int) -> TokenSectio
         "reasoning": 0,
     }
     for message in sent:
-        tokens = model_tokens(message)
-        section = _section(message.kind)
-        if section == "messages":
-            reasoning = min(_reasoning_tokens(message), tokens)
-            totals["reasoning"] += reasoning
-            tokens -= reasoning
-        totals[section] += tokens
+        tokens, reasoning = costs[message.id]
+        totals[_section(message.kind)] += tokens
+        totals["reasoning"] += reasoning
     return TokenSections(**totals)
 
 
 def _section(kind: Kind) -> Section:
     match kind:
-        case Kind.SYSTEM_NOTE | Kind.RUNTIME_REMINDER | Kind.AGENT_SWITCH_NOTE:
+        case Kind.SYSTEM_NOTE | Kind.RUNTIME_REMINDER | Kind.AGENT_SWITCH_NOTE | Kind.COMPACT_BOUNDARY:
             return "system"
         case Kind.COMPACT_SUMMARY | Kind.HANDOFF_SUMMARY | Kind.BRANCH_SUMMARY:
             return "summary"
         case Kind.TOOL_RESULT | Kind.TOOL_APPROVAL_RESPONSE:
             return "tool_results"
-        case Kind.ASSISTANT_REASONING:
-            return "reasoning"
         case (
             Kind.USER_INPUT
             | Kind.ASSISTANT_TEXT
+            | Kind.ASSISTANT_REASONING
             | Kind.TOOL_CALL
             | Kind.TOOL_APPROVAL_REQUEST
             | Kind.BASH_EXECUTION
             | Kind.CUSTOM
-            | Kind.COMPACT_BOUNDARY
         ):
             return "messages"
         case _:
             assert_never(kind)
 
 
-def model_tokens(message: EngineMessage) -> int:
-    """The stored estimate, corrected where the model view sends something other than the content."""
-    if message.kind is Kind.TOOL_RESULT and message.metadata.get("compactedAt"):
-        return pruned_tokens(message)
-    if message.kind is Kind.BASH_EXECUTION:
-        output = message.metadata.get("output")
-        return message.token_estimate + (estimate_tokens(output) if isinstance(output, str) else 0)
-    return message.token_estimate
+def _costs(message: EngineMessage, ctx: ProjectionContext) -> tuple[int, int]:
+    """(tokens in the message's own section, tokens of its reasoning) as the model view sends it.
+
+    Only messages the view changes are re-estimated, and only from what they hold: reads never re-count a
+    whole history.
+    """
+    match message.kind:
+        case Kind.TOOL_RESULT:
+            return _result_tokens(message, ctx, compacted=bool(message.metadata.get("compactedAt"))), 0
+        case Kind.BASH_EXECUTION:
+            output = message.metadata.get("output")
+            kept, _ = cut(output if isinstance(output, str) else "", ctx.tool_result_soft_limit_chars)
+            return message.token_estimate + estimate_tokens(kept), 0
+        case Kind.ASSISTANT_TEXT | Kind.ASSISTANT_REASONING | Kind.TOOL_CALL | Kind.TOOL_APPROVAL_REQUEST:
+            return _assistant_tokens(message, ctx)
+        case _:
+            return message.token_estimate, 0
 
 
-def pruned_tokens(message: EngineMessage) -> int:
-    """What a tool result costs once pruned: one stub per result part."""
+def _result_tokens(message: EngineMessage, ctx: ProjectionContext, *, compacted: bool) -> int:
     if isinstance(message.content, str):
-        return estimate_tokens(PRUNED_TOOL_RESULT_TEXT)
-    stubs = [
-        {
-            "type": "tool-result",
-            "toolCallId": part.get("toolCallId", ""),
-            "toolName": part.get("toolName", ""),
-            "output": {"type": "text", "value": PRUNED_TOOL_RESULT_TEXT},
-        }
-        if part.get("type") == "tool-result"
-        else part
-        for part in message.content
+        return message.token_estimate
+    limit = ctx.tool_result_soft_limit_chars
+    # A text of N characters has at least N UTF-8 bytes, so an estimate within limit/4 cannot be cut.
+    may_be_cut = limit > 0 and message.token_estimate * 4 > limit
+    if not (compacted or may_be_cut or not ctx.include_tool_results):
+        return message.token_estimate
+    policy = ResultPolicy(
+        compacted=compacted,
+        include=ctx.include_tool_results,
+        soft_limit=limit,
+        message_id=message.id,
+        readable=ctx.readable_media,
+        media_style="explain",
+    )
+    parts = [
+        result_for_model(part, policy).part if part.get("type") == "tool-result" else part for part in message.content
     ]
-    return estimate_tokens(stubs)
+    return min(estimate_tokens(parts), message.token_estimate) if not compacted else estimate_tokens(parts)
 
 
-def _reasoning_tokens(message: EngineMessage) -> int:
-    if isinstance(message.content, str):
-        return 0
-    return estimate_tokens([part for part in message.content if part.get("type") == "reasoning"])
+def _assistant_tokens(message: EngineMessage, ctx: ProjectionContext) -> tuple[int, int]:
+    content = message.content
+    if isinstance(content, str) or not any(part.get("type") == "reasoning" for part in content):
+        return message.token_estimate, 0
+    others = [part for part in content if part.get("type") != "reasoning"]
+    reasoning = [part for part in content if part.get("type") == "reasoning"]
+    own = max(message.token_estimate - estimate_tokens(reasoning), 0)
+    policy = ReasoningPolicy(
+        include=ctx.include_reasoning, fallback=ctx.reasoning_fallback, provider=ctx.provider, model=ctx.model
+    )
+    sent, _ = reasoning_for_model(content, message.metadata, policy)
+    # Non-reasoning parts pass through unchanged, so what is left is the reasoning as sent (native or text).
+    return own, max(estimate_tokens(sent) - estimate_tokens(others), 0)
 
 
 def _count(value: object) -> int:

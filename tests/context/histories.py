@@ -17,6 +17,7 @@ from app.engine.tokens import estimate_tokens
 
 T0 = datetime(2026, 4, 8, 10, 0, tzinfo=UTC)
 MODEL = "qwen-coder"
+PROVIDER = "vllm"
 
 
 def history(*messages: PersistedMessage, start_seq: int = 1) -> list[EngineMessage]:
@@ -71,7 +72,7 @@ def assistant(
     if reasoning is not None:
         parts.append({"type": "reasoning", "text": reasoning})
     parts.append({"type": "text", "text": text})
-    metadata: dict[str, Any] = {}
+    metadata: dict[str, Any] = {"provider": PROVIDER}
     if model is not None:
         metadata["model"] = model
     if usage is not None:

@@ -8,8 +8,10 @@ from app.context.accounting import (
 from app.context.config import ThresholdPolicy
 from app.context.window import ContextWindow
 from app.engine.tokens import estimate_tokens
+from app.projections.types import ProjectionContext
 from tests.context.histories import (
     MODEL,
+    PROVIDER,
     assistant,
     boundary,
     call,
@@ -24,11 +26,12 @@ from tests.context.histories import (
 
 WINDOW = ContextWindow(10_000, "model_server")
 POLICY = ThresholdPolicy()  # ratio 0.8 -> threshold 8_000 on WINDOW
+CTX = ProjectionContext(provider=PROVIDER, model=MODEL)
 
 
 def account(messages, **kw):
     kw.setdefault("window", WINDOW)
-    kw.setdefault("model", MODEL)
+    kw.setdefault("ctx", CTX)
     kw.setdefault("policy", POLICY)
     return account_context(messages, **kw)
 
@@ -266,3 +269,60 @@ def test_report_serialises_to_camel_case():
         "reason": "500 tokens are below the threshold of 8000",
         "appliedCompactBoundaryId": None,
     }
+
+
+# What the model view sends -------------------------------------------------------------------------------
+
+
+def test_reasoning_from_another_model_is_not_counted_when_the_view_drops_it():
+    messages = history(assistant("answer", reasoning="r" * 400, tokens=150, model="gpt-4o"))
+    assert account(messages).sections.reasoning == 0
+    as_text = account(messages, ctx=ProjectionContext(provider=PROVIDER, model=MODEL, reasoning_fallback="text"))
+    assert as_text.sections.reasoning == 100
+
+
+def test_reasoning_is_not_counted_when_excluded():
+    messages = history(assistant("answer", reasoning="r" * 400, tokens=150))
+    ctx = ProjectionContext(provider=PROVIDER, model=MODEL, include_reasoning=False)
+    report = account(messages, ctx=ctx)
+    assert (report.sections.reasoning, report.sections.messages) == (0, 50)
+
+
+def test_a_result_over_the_soft_limit_costs_what_the_view_keeps():
+    messages = history(call("c1", tokens=10), result("c1", "x" * 200_000))
+    report = account(messages, ctx=ProjectionContext(model=MODEL, tool_result_soft_limit_chars=4_000))
+    assert 1_000 < report.sections.tool_results < 1_100
+    unlimited = account(messages, ctx=ProjectionContext(model=MODEL, tool_result_soft_limit_chars=0))
+    assert unlimited.sections.tool_results == messages[1].token_estimate
+
+
+def test_results_left_out_by_the_view_cost_their_placeholder():
+    messages = history(call("c1", tokens=10), result("c1", "x" * 20_000))
+    report = account(messages, ctx=ProjectionContext(model=MODEL, include_tool_results=False))
+    assert report.sections.tool_results < 40
+
+
+def test_bash_output_is_cut_like_a_tool_result():
+    bash = message("user", "cat log", tokens=2, runtimeKind="bash_execution", output="x" * 40_000)
+    report = account(history(bash), ctx=ProjectionContext(model=MODEL, tool_result_soft_limit_chars=400))
+    assert report.total_tokens == 102
+
+
+def test_ui_only_records_are_not_counted():
+    messages = history(
+        user("x", tokens=10),
+        message("system", "switched to build", tokens=500, runtimeKind="agent_switch_note"),
+        message("user", "card", tokens=500, runtimeKind="custom", customType="card", displayOnly=True),
+    )
+    assert account(messages).total_tokens == 10
+
+
+def test_agent_switch_marked_as_reminder_and_reminders_count_as_system_when_injected():
+    messages = history(
+        user("x", tokens=10),
+        message("system", "now in build mode", tokens=7, runtimeKind="agent_switch_note", tags=["reminder"]),
+        message("system", "remember the tests", tokens=5, runtimeKind="runtime_reminder"),
+    )
+    assert account(messages).sections.system == 12
+    quiet = account(messages, ctx=ProjectionContext(model=MODEL, inject_runtime_reminder=False))
+    assert quiet.sections.system == 0
