@@ -15,7 +15,7 @@ from app.api.auth import Authenticator
 from app.api.middleware import BodyLimit, RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
-from app.api.routes import health, messages, runs, sessions
+from app.api.routes import health, messages, projection, runs, sessions
 from app.observability import configure_logging
 from app.settings import Settings, get_settings
 from app.store import migrations
@@ -59,7 +59,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     app.state.settings = settings
     app.state.authenticator = Authenticator()
     install_problem_handlers(app)
-    for router in (sessions.router, messages.router, runs.router, health.router):
+    for router in (sessions.router, messages.router, runs.router, projection.router, health.router):
         app.include_router(router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestContext)

@@ -1,16 +1,33 @@
-"""Who is calling: a tenant and a role. With no API keys configured, auth is off (local use) and every
-caller is the ``runtime`` of the ``default`` tenant; the service says so at start."""
+"""Who is calling: a tenant and a role, resolved from ``Authorization: Bearer <key>``.
 
+Keys are configured by environment (``PROJECTOR_API_KEYS``) or file (``PROJECTOR_API_KEYS_FILE``) and held only
+as SHA-256 digests; a presented key is hashed and compared in constant time against every configured digest.
+With no keys configured, auth is off (local use) and every caller is the ``runtime`` of the ``default`` tenant;
+the service says so at start.
+
+This module must never log, echo or keep a presented key or a configured secret: errors name the entry's
+position in the list, not its value.
+"""
+
+import hashlib
+import hmac
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
-from starlette.requests import Request
+from fastapi import FastAPI, Request
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from app.api.problems import problem
+from app.api.responses import ProblemResponse
 from app.engine.kinds import RESERVED_RUNTIME_KINDS, Kind
-from app.errors import Forbidden
+from app.errors import Forbidden, Unauthorized
+from app.settings import Settings
 
 AccessRole = Literal["reader", "writer", "runtime"]
 DEFAULT_TENANT = "default"
+REALM = "projector"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,12 +50,125 @@ class Principal:
 LOCAL_PRINCIPAL = Principal(tenant_id=DEFAULT_TENANT, role="runtime")
 
 
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A configured key: the SHA-256 digest of its secret (never the secret) and whom it speaks for."""
+
+    digest: bytes
+    tenant_id: str
+    role: AccessRole
+
+    def __repr__(self) -> str:
+        return f"ApiKey(tenant_id={self.tenant_id!r}, role={self.role!r})"
+
+
+def digest_of(secret: str) -> bytes:
+    return hashlib.sha256(secret.encode("utf-8")).digest()
+
+
+class _KeyEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    key: str | None = Field(default=None, min_length=16, repr=False)
+    sha256: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{64}$")
+    tenant: str = Field(min_length=1, max_length=128)
+    role: AccessRole
+
+    @model_validator(mode="after")
+    def _one_secret(self) -> "_KeyEntry":
+        if (self.key is None) == (self.sha256 is None):
+            raise ValueError('give exactly one of "key" and "sha256"')
+        return self
+
+    def to_api_key(self) -> ApiKey:
+        digest = digest_of(self.key) if self.key is not None else bytes.fromhex(self.sha256 or "")
+        return ApiKey(digest=digest, tenant_id=self.tenant, role=self.role)
+
+
+_ENTRIES = TypeAdapter(list[_KeyEntry])
+
+
+class ApiKeyConfigError(ValueError):
+    """Raised at start for a malformed key list; the message never contains a secret."""
+
+
+def parse_api_keys(document: str, source: str) -> tuple[ApiKey, ...]:
+    """Reads a JSON list of ``{"key" | "sha256", "tenant", "role"}``. Plaintext keys are hashed at once."""
+    try:
+        entries = _ENTRIES.validate_json(document)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"[{'.'.join(str(part) for part in item['loc'])}] {item['msg']}" for item in error.errors()
+        )
+        raise ApiKeyConfigError(f"{source}: {problems}") from None
+    keys = tuple(entry.to_api_key() for entry in entries)
+    if len({key.digest for key in keys}) != len(keys):
+        raise ApiKeyConfigError(f"{source}: the same key is listed twice")
+    return keys
+
+
+def load_api_keys(settings: Settings) -> tuple[ApiKey, ...]:
+    """Keys from ``api_keys`` and ``api_keys_file`` together; none at all means auth is off."""
+    keys: list[ApiKey] = []
+    if settings.api_keys is not None and settings.api_keys.get_secret_value().strip():
+        keys.extend(parse_api_keys(settings.api_keys.get_secret_value(), "PROJECTOR_API_KEYS"))
+    if settings.api_keys_file is not None:
+        path = Path(settings.api_keys_file)
+        keys.extend(parse_api_keys(path.read_text(encoding="utf-8"), str(path)))
+    if len({key.digest for key in keys}) != len(keys):
+        raise ApiKeyConfigError("the same key is listed in both PROJECTOR_API_KEYS and PROJECTOR_API_KEYS_FILE")
+    return tuple(keys)
+
+
+class AuthenticationRequired(Unauthorized):
+    """401 with the RFC 6750 challenge, so clients know to send a bearer key."""
+
+    def __init__(self, detail: str, *, invalid: bool) -> None:
+        super().__init__(detail)
+        self.challenge = f'Bearer realm="{REALM}"' + (', error="invalid_token"' if invalid else "")
+
+
 class Authenticator:
     """Resolves the caller of a request. With no keys configured every caller is ``LOCAL_PRINCIPAL``."""
 
+    def __init__(self, keys: Sequence[ApiKey] = ()) -> None:
+        self._keys = tuple(keys)
+
     @property
     def enabled(self) -> bool:
-        return False
+        return bool(self._keys)
+
+    def identify(self, authorization: str | None) -> Principal:
+        """The principal for an ``Authorization`` header value; raises ``AuthenticationRequired``."""
+        if not self._keys:
+            return LOCAL_PRINCIPAL
+        if not authorization:
+            raise AuthenticationRequired("Send an API key: Authorization: Bearer <key>.", invalid=False)
+        scheme, _, secret = authorization.strip().partition(" ")
+        secret = secret.strip()
+        if scheme.lower() != "bearer" or not secret:
+            raise AuthenticationRequired("Authorization must be 'Bearer <key>'.", invalid=True)
+        presented = digest_of(secret)
+        # Compare against every key without stopping early, so timing says nothing about which digest
+        # (or how much of one) matched.
+        found: ApiKey | None = None
+        for key in self._keys:
+            if hmac.compare_digest(presented, key.digest):
+                found = key
+        if found is None:
+            raise AuthenticationRequired("The API key is not valid.", invalid=True)
+        return Principal(tenant_id=found.tenant_id, role=found.role)
 
     async def authenticate(self, request: Request) -> Principal:
-        return LOCAL_PRINCIPAL
+        return self.identify(request.headers.get("authorization"))
+
+
+def install_authentication(app: FastAPI, authenticator: Authenticator) -> None:
+    """Puts the authenticator where ``PrincipalDep`` finds it and renders 401s with their challenge."""
+    app.state.authenticator = authenticator
+
+    @app.exception_handler(AuthenticationRequired)
+    async def on_authentication_required(request: Request, exc: AuthenticationRequired) -> ProblemResponse:
+        response = problem(exc, request)
+        response.headers["WWW-Authenticate"] = exc.challenge
+        return response

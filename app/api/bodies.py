@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from app.projections.types import Diagnostics, ProjectedMessage
+
 
 def message_body(row: dict[str, Any]) -> dict[str, Any]:
     return {
@@ -48,4 +50,39 @@ def run_body(row: dict[str, Any]) -> dict[str, Any]:
         "metadata": row["metadata"],
         "createdAt": row["created_at"],
         "updatedAt": row["updated_at"],
+    }
+
+
+def projected_body(message: ProjectedMessage) -> dict[str, Any]:
+    meta = message.metadata
+    metadata: dict[str, Any] = {
+        "hiddenFromTranscript": meta.hidden_from_transcript,
+        "hiddenFromModel": meta.hidden_from_model,
+        "truncated": meta.truncated,
+        "compacted": meta.compacted,
+        "notes": list(meta.notes),
+    }
+    if meta.extra:
+        metadata["extra"] = meta.extra
+    return {
+        "view": str(message.view),
+        "role": message.role,
+        "semanticType": str(message.semantic_type),
+        "sourceMessageIds": list(message.source_message_ids),
+        "content": message.content,
+        "metadata": metadata,
+    }
+
+
+def diagnostics_body(diagnostics: Diagnostics) -> dict[str, Any]:
+    return {
+        "hiddenMessageIds": diagnostics.hidden_message_ids,
+        "truncatedMessageIds": diagnostics.truncated_message_ids,
+        "appliedCompactBoundaryId": diagnostics.applied_compact_boundary_id,
+        "injectedNotes": diagnostics.injected_notes,
+        "repairs": [
+            {"rule": repair.rule, "detail": repair.detail, "messageIds": list(repair.message_ids)}
+            for repair in diagnostics.repairs
+        ],
+        "reasons": diagnostics.reasons,
     }

@@ -8,6 +8,7 @@ from pydantic import AwareDatetime, Field, JsonValue
 from app.api.parts import AssistantPart, SystemPart, ToolPart, UserPart
 from app.api.wire import WireModel
 from app.engine.kinds import Role
+from app.projections.types import View
 
 ClientId = Annotated[str, Field(min_length=1, max_length=128, description="Opaque, unique per session.")]
 Metadata = dict[str, JsonValue]
@@ -131,3 +132,46 @@ class RunOut(WireModel):
     metadata: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+
+
+class ProjectionQuery(WireModel):
+    """The projection context as query parameters (DESIGN section 4), plus paging for the paged views."""
+
+    view: View
+    active_agent_name: str | None = None
+    model: str | None = Field(default=None, description="The target model id (reasoning stays native only for it).")
+    provider: str | None = Field(default=None, description="The target provider.")
+    include_reasoning: bool = True
+    reasoning_fallback: Literal["drop", "text"] = "drop"
+    include_tool_results: bool = True
+    tool_result_soft_limit_chars: int = Field(default=50_000, ge=1)
+    apply_compact_boundary: bool = True
+    inject_runtime_reminder: bool = True
+    readable_media: str | None = Field(
+        default=None,
+        description="Comma-separated media types the target reads (image/*, application/pdf); 'none' for text only.",
+    )
+    redact: bool = Field(default=False, description="Export: mask secrets.")
+    format: Literal["json", "markdown"] = Field(default="json", description="Export: JSON or one Markdown document.")
+    limit: int | None = Field(default=None, ge=1, description="Paged views (transcript, debug, export).")
+    after: str | None = None
+    before: str | None = None
+    order: Literal["asc", "desc"] = "asc"
+
+
+class ProjectedMessageOut(WireModel):
+    view: View
+    role: Role
+    semantic_type: str
+    source_message_ids: list[str]
+    content: str | list[dict[str, Any]]
+    metadata: dict[str, Any]
+
+
+class ProjectionOut(WireModel):
+    view: View
+    session_id: str
+    messages: list[ProjectedMessageOut]
+    diagnostics: dict[str, Any]
+    next_cursor: str | None = None
+    has_more: bool | None = None

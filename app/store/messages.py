@@ -15,6 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.engine.kinds import Kind
 from app.engine.persisted import Content, PersistedMessage
+from app.engine.promotion import promote
+from app.projections.window import FIRST_SEQ, newest_complete_compaction, window_start_seq
 from app.store.tables import messages, sessions
 
 MESSAGE_COLUMNS = (
@@ -134,27 +136,18 @@ class MessageRepository:
         return AppendResult(messages=[stored[message.id] for message in batch], created=len(new_rows), conflicts=[])
 
     async def page(
-        self,
-        session_id: str,
-        *,
-        limit: int,
-        after_seq: int | None = None,
-        before_seq: int | None = None,
-        newest_first: bool = False,
+        self, session_id: str, *, limit: int, after_seq: int | None, before_seq: int | None, backwards: bool
     ) -> tuple[list[dict[str, Any]], bool]:
-        """The ``limit`` rows next to the cursor, walking away from it; ``hasMore`` says more lie beyond.
-
-        ``after_seq`` walks towards newer rows, ``before_seq`` towards older ones; without a cursor the walk
-        starts at the oldest row, or at the newest when ``newest_first``.
-        """
+        """The ``limit`` rows next to the cursor in walk order (newest first when ``backwards``), and whether
+        more lie beyond them."""
         statement = select(*MESSAGE_COLUMNS).where(*self._in_session(session_id))
-        walk_backwards = before_seq is not None or (after_seq is None and newest_first)
         if after_seq is not None:
             statement = statement.where(messages.c.seq > after_seq)
         if before_seq is not None:
             statement = statement.where(messages.c.seq < before_seq)
-        order = messages.c.seq.desc() if walk_backwards else messages.c.seq.asc()
-        rows = [dict(row) for row in (await self._db.execute(statement.order_by(order).limit(limit + 1))).mappings()]
+        order = messages.c.seq.desc() if backwards else messages.c.seq.asc()
+        result = await self._db.execute(statement.order_by(order).limit(limit + 1))
+        rows = [dict(row) for row in result.mappings()]
         return rows[:limit], len(rows) > limit
 
     async def get(self, session_id: str, message_id: str) -> dict[str, Any] | None:
@@ -193,6 +186,30 @@ class MessageRepository:
             .order_by(messages.c.seq)
         )
         return [to_persisted(dict(row)) for row in (await self._db.execute(statement)).mappings()]
+
+    async def model_window(self, session_id: str) -> list[PersistedMessage]:
+        """What the model view needs and no more: the newest complete compaction's summary, its kept tail
+        and everything after its boundary; the whole session when it has never been compacted.
+
+        The compaction records are found through the kind index (a handful of rows), so the cost is set by
+        the window, not by the length of the history.
+        """
+        markers = await self.by_kinds(session_id, (Kind.COMPACT_BOUNDARY, Kind.COMPACT_SUMMARY))
+        compaction = newest_complete_compaction([promote(marker) for marker in markers])
+        if compaction is None:
+            return await self.from_seq(session_id, FIRST_SEQ)
+        known = [*markers]
+        through_id = compaction.boundary.metadata.get("compactThroughMessageId")
+        if isinstance(through_id, str) and through_id:
+            through = await self.get(session_id, through_id)
+            if through is not None:
+                known.append(to_persisted(through))
+        first_seq = window_start_seq([promote(message) for message in known]) or FIRST_SEQ
+        window = await self.from_seq(session_id, first_seq)
+        if compaction.summary.seq < first_seq:
+            summary = next(marker for marker in markers if marker.id == compaction.summary.id)
+            window.insert(0, summary)
+        return window
 
     async def from_seq(self, session_id: str, first_seq: int) -> list[PersistedMessage]:
         """Every message from ``first_seq`` on, oldest first."""

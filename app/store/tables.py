@@ -11,6 +11,7 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     String,
@@ -90,4 +91,24 @@ messages = Table(
     UniqueConstraint("tenant_id", "session_id", "id"),
     ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
     Index("ix_messages_tenant_id_session_id_kind_seq", "tenant_id", "session_id", "kind", "seq"),
+)
+
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("key", String(255), nullable=False),
+    # SHA-256 (hex) of method, path and body: the same key with another request is refused, not replayed.
+    Column("fingerprint", String(64), nullable=False),
+    # Which attempt holds the key, so a late finisher whose lease ran out cannot overwrite a newer claim.
+    Column("claim", String(32), nullable=False),
+    # NULL while the first request is in flight; then its status, headers and exact body bytes.
+    Column("status_code", Integer),
+    Column("response_headers", JSONB),
+    Column("response_body", LargeBinary),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    # In flight: the lease end; done: when the kept response stops being replayed.
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    PrimaryKeyConstraint("tenant_id", "key"),
+    Index("ix_idempotency_keys_expires_at", "expires_at"),
 )

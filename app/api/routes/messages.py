@@ -6,14 +6,13 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Response
 
 from app.api.bodies import message_body
-from app.api.cursors import message_cursor, read_message_cursor
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.intake import prepare_batch
-from app.api.paging import page_limit
+from app.api.paging import page_limit, read_walk
 from app.api.responses import OrjsonResponse
 from app.api.schemas import AppendMessagesRequest, MessageOut, MessagePage, MessagesOut, PatchMessageRequest
 from app.engine.kinds import Kind
-from app.errors import BadRequest, Forbidden, InvalidInput, MessageConflict, NotFound
+from app.errors import Forbidden, InvalidInput, MessageConflict, NotFound
 from app.store.messages import MessageRepository
 from app.store.sessions import SessionRepository
 
@@ -64,19 +63,15 @@ async def list_messages(
     order: Literal["asc", "desc"] = "asc",
 ) -> Response:
     page_size = page_limit(limit, settings)
-    if after and before:
-        raise BadRequest("after, before: give one cursor, not both", field="after")
-    after_seq = read_message_cursor(after, session_id, "after") if after else None
-    before_seq = read_message_cursor(before, session_id, "before") if before else None
+    walk = read_walk(session_id, after, before, order)
     async with database.reading() as connection:
         if await SessionRepository(connection, principal.tenant_id).get(session_id) is None:
             raise NotFound(f"session '{session_id}' does not exist")
         rows, has_more = await MessageRepository(connection, principal.tenant_id).page(
-            session_id, limit=page_size, after_seq=after_seq, before_seq=before_seq, newest_first=order == "desc"
+            session_id, limit=page_size, after_seq=walk.after_seq, before_seq=walk.before_seq, backwards=walk.backwards
         )
-    walked_backwards = before_seq is not None or (after_seq is None and order == "desc")
-    next_cursor = message_cursor(session_id, rows[-1]["seq"]) if rows else (after or before)
-    if walked_backwards != (order == "desc"):
+    next_cursor = walk.next_cursor([row["seq"] for row in rows])
+    if walk.backwards != (order == "desc"):
         rows.reverse()
     return OrjsonResponse(
         {"messages": [message_body(row) for row in rows], "nextCursor": next_cursor, "hasMore": has_more}

@@ -1,0 +1,279 @@
+"""``Idempotency-Key`` on every POST, with Stripe's semantics, as a pure ASGI middleware so that it covers
+routes it has never seen.
+
+The first response to a (tenant, key) is kept (24 h by default) and replayed byte for byte, with
+``Idempotent-Replayed: true``, to every retry carrying the same key and the same request (fingerprint of
+method, path with query, and body). The same key with another request is 422; a retry while the first is
+still running is 409. Responses that mean "refused, nothing happened" (most 4xx) or "try again" (502-504)
+are not kept, so a corrected or later retry runs afresh: every route writes in one transaction, so such a
+response has written nothing. Successes, 409 conflicts and the 500s the error handlers render are kept, as
+Stripe keeps them; a request that crashed past every handler is released.
+
+The key is claimed in its own committed transaction before the route runs (that is what lets a concurrent
+duplicate see it in flight), so a process that dies between the route's commit and keeping its response
+leaves the key in flight until its lease ends; a retry after that runs again, which appends make harmless
+(message ids dedupe them).
+
+This middleware must never keep or log a request body, and never a response of a request it did not claim.
+"""
+
+import hashlib
+import logging
+import time
+from typing import ClassVar
+
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.api.auth import AuthenticationRequired, Authenticator
+from app.api.problems import problem
+from app.errors import BadRequest, Conflict, InvalidInput, ProjectorError, ServiceUnavailable, TooLarge
+from app.store.database import Database
+from app.store.idempotency import (
+    Claimed,
+    IdempotencyRepository,
+    InFlight,
+    KeptResponse,
+    Mismatch,
+    Replay,
+    purge_expired_keys,
+)
+
+log = logging.getLogger("projector.idempotency")
+
+HEADER = b"idempotency-key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+MAX_KEY_LENGTH = 255
+METHODS = frozenset({"POST"})
+KEPT_ERROR_STATUSES = frozenset({409, 500})
+"""Besides successes: outcomes of running the request, which a retry with the same key should see again."""
+PURGE_INTERVAL_SECONDS = 60.0
+
+
+class InvalidIdempotencyKey(BadRequest):
+    slug, title = "idempotency-key-invalid", "Invalid Idempotency-Key"
+
+
+class IdempotencyKeyReused(InvalidInput):
+    slug, title = "idempotency-key-reused", "Idempotency-Key reused for another request"
+
+
+class IdempotencyKeyInFlight(Conflict):
+    slug, title = "idempotency-key-in-flight", "A request with this Idempotency-Key is still running"
+
+
+def is_kept(status: int) -> bool:
+    return status < 400 or status in KEPT_ERROR_STATUSES
+
+
+def fingerprint(method: str, path: str, query: bytes, body: bytes) -> str:
+    digest = hashlib.sha256()
+    for piece in (method.encode(), path.encode(), query, body):
+        # Length-prefixed, so no two different requests can concatenate to the same bytes.
+        digest.update(len(piece).to_bytes(8, "big"))
+        digest.update(piece)
+    return digest.hexdigest()
+
+
+class Idempotency:
+    UNAVAILABLE: ClassVar[tuple[type[BaseException], ...]] = (DBAPIError, PoolTimeout, OSError)
+
+    def __init__(self, app: ASGIApp, *, ttl_seconds: int, lease_seconds: int) -> None:
+        self.app = app
+        self.ttl_seconds = ttl_seconds
+        self.lease_seconds = lease_seconds
+        self._next_purge = 0.0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in METHODS:
+            await self.app(scope, receive, send)
+            return
+        raw_key = _header(scope, HEADER)
+        if raw_key is None:
+            await self.app(scope, receive, send)
+            return
+        key = raw_key.strip()
+        if not key or len(key) > MAX_KEY_LENGTH:
+            await self._answer(
+                InvalidIdempotencyKey(
+                    f"Idempotency-Key: give 1 to {MAX_KEY_LENGTH} characters", field="Idempotency-Key"
+                ),
+                scope,
+                receive,
+                send,
+            )
+            return
+        application = scope["app"]
+        authenticator: Authenticator = application.state.authenticator
+        try:
+            principal = authenticator.identify(_header(scope, b"authorization"))
+        except AuthenticationRequired:
+            # Nothing to claim for an unknown caller: the route's own dependency answers the 401.
+            await self.app(scope, receive, send)
+            return
+        try:
+            body = await _read_body(receive)
+        except HTTPException as error:
+            await self._answer(TooLarge(str(error.detail), field="body"), scope, receive, send)
+            return
+        print_ = fingerprint(scope["method"], scope["path"], scope.get("query_string", b""), body)
+        database: Database = application.state.database
+        try:
+            async with database.transaction() as connection:
+                outcome = await IdempotencyRepository(connection, principal.tenant_id).claim(
+                    key, print_, self.lease_seconds
+                )
+        except self.UNAVAILABLE:
+            log.warning("idempotency store unavailable")
+            await self._answer(
+                ServiceUnavailable("The database is unavailable; retry shortly."), scope, receive, send
+            )
+            return
+        match outcome:
+            case Replay(response=kept):
+                await _send_kept(kept, send)
+            case Mismatch():
+                await self._answer(
+                    IdempotencyKeyReused(
+                        "Idempotency-Key: this key was first used with another method, path or body",
+                        field="Idempotency-Key",
+                    ),
+                    scope,
+                    receive,
+                    send,
+                )
+            case InFlight():
+                await self._answer(
+                    IdempotencyKeyInFlight(
+                        "Idempotency-Key: the first request with this key has not finished; retry shortly",
+                        field="Idempotency-Key",
+                    ),
+                    scope,
+                    receive,
+                    send,
+                    retry_after=True,
+                )
+            case Claimed(claim=claim):
+                await self._run_claimed(scope, body, receive, send, database, principal.tenant_id, key, claim)
+
+    async def _run_claimed(
+        self,
+        scope: Scope,
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        database: Database,
+        tenant_id: str,
+        key: str,
+        claim: str,
+    ) -> None:
+        body_sent = False
+
+        async def replay_receive() -> Message:
+            nonlocal body_sent
+            if not body_sent:
+                body_sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        start: Message | None = None
+        chunks: list[bytes] = []
+
+        async def capture(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                start = message
+                return
+            if message["type"] != "http.response.body":
+                await send(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            assert start is not None
+            response = KeptResponse(
+                status=start["status"],
+                headers=[(name.decode("latin-1"), value.decode("latin-1")) for name, value in start["headers"]],
+                body=b"".join(chunks),
+            )
+            await self._settle(database, tenant_id, key, claim, response)
+            await send(start)
+            await send({"type": "http.response.body", "body": response.body, "more_body": False})
+
+        try:
+            await self.app(scope, replay_receive, capture)
+        except Exception:
+            # The error handler outside us answers 500; a request that crashed is not a result to replay.
+            await self._forget(database, tenant_id, key, claim)
+            raise
+        await self._maybe_purge(database)
+
+    async def _settle(self, database: Database, tenant_id: str, key: str, claim: str, response: KeptResponse) -> None:
+        try:
+            async with database.transaction() as connection:
+                repository = IdempotencyRepository(connection, tenant_id)
+                if is_kept(response.status):
+                    await repository.keep(key, claim, response, self.ttl_seconds)
+                else:
+                    await repository.release(key, claim)
+        except self.UNAVAILABLE:
+            # The route's own outcome stands and is sent; the key stays in flight until its lease ends.
+            log.warning("could not keep an idempotent response", extra={"status": response.status})
+
+    async def _forget(self, database: Database, tenant_id: str, key: str, claim: str) -> None:
+        try:
+            async with database.transaction() as connection:
+                await IdempotencyRepository(connection, tenant_id).release(key, claim)
+        except self.UNAVAILABLE:
+            log.warning("could not release an idempotency key")
+
+    async def _maybe_purge(self, database: Database) -> None:
+        now = time.monotonic()
+        if now < self._next_purge:
+            return
+        self._next_purge = now + PURGE_INTERVAL_SECONDS
+        try:
+            async with database.transaction() as connection:
+                purged = await purge_expired_keys(connection)
+        except self.UNAVAILABLE:
+            return
+        if purged:
+            log.info("purged expired idempotency keys", extra={"count": purged})
+
+    async def _answer(
+        self, error: ProjectorError, scope: Scope, receive: Receive, send: Send, *, retry_after: bool = False
+    ) -> None:
+        response = problem(error, Request(scope))
+        response.headers["Cache-Control"] = "no-store"
+        if retry_after:
+            response.headers["Retry-After"] = "1"
+        await response(scope, receive, send)
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+async def _send_kept(kept: KeptResponse, send: Send) -> None:
+    headers = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in kept.headers]
+    headers.append((REPLAYED_HEADER.lower().encode(), b"true"))
+    await send({"type": "http.response.start", "status": kept.status, "headers": headers})
+    await send({"type": "http.response.body", "body": kept.body, "more_body": False})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for header, value in scope.get("headers", []):
+        if header == name:
+            return value.decode("latin-1")
+    return None

@@ -1,0 +1,127 @@
+"""``GET /sessions/{id}/projection?view=...``: one view of a session, with an ETag that costs one row read.
+
+The model and compact views read only the compaction window (``MessageRepository.model_window``); the
+transcript, debug and export views page like the message list, so no response loads a long session whole.
+"""
+
+import hashlib
+from typing import Annotated, Any
+
+import orjson
+from fastapi import APIRouter, Header, Query, Response
+
+from app.api.bodies import diagnostics_body, projected_body
+from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
+from app.api.paging import Walk, page_limit, read_walk
+from app.api.responses import OrjsonResponse
+from app.api.schemas import ProjectionOut, ProjectionQuery
+from app.engine.persisted import PersistedMessage
+from app.engine.promotion import promote
+from app.errors import NotFound
+from app.projections.markdown import render_markdown
+from app.projections.projector import project
+from app.projections.types import PROJECTOR_VERSION, ProjectionContext, View
+from app.projections.window import FIRST_SEQ
+from app.store.database import Database
+from app.store.messages import MessageRepository, to_persisted
+from app.store.sessions import SessionRepository
+
+router = APIRouter(tags=["projections"])
+
+PAGED_VIEWS = frozenset({View.TRANSCRIPT, View.DEBUG, View.EXPORT})
+WINDOWED_VIEWS = frozenset({View.MODEL, View.COMPACT})
+
+
+def projection_context(query: ProjectionQuery) -> ProjectionContext:
+    readable: tuple[str, ...] | None = None
+    if query.readable_media is not None:
+        listed = tuple(item.strip() for item in query.readable_media.split(",") if item.strip())
+        readable = () if listed in ((), ("none",)) else listed
+    return ProjectionContext(
+        active_agent_name=query.active_agent_name,
+        model=query.model,
+        provider=query.provider,
+        include_reasoning=query.include_reasoning,
+        reasoning_fallback=query.reasoning_fallback,
+        include_tool_results=query.include_tool_results,
+        tool_result_soft_limit_chars=query.tool_result_soft_limit_chars,
+        apply_compact_boundary=query.apply_compact_boundary,
+        inject_runtime_reminder=query.inject_runtime_reminder,
+        redact=query.redact,
+        export_format=query.format,
+        readable_media=readable,
+    )
+
+
+def projection_etag(session_id: str, session: dict[str, Any], query: ProjectionQuery) -> str:
+    """Changes exactly when the view could: a new message (last seq), an amendment (revision), other
+    parameters, or a new projector version."""
+    parameters = orjson.dumps(query.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+    digest = hashlib.sha256(parameters).hexdigest()[:16]
+    return f'W/"p:{session_id}:{session["last_seq"]}:{session["revision"]}:{digest}:{PROJECTOR_VERSION}"'
+
+
+def matches(if_none_match: str | None, etag: str) -> bool:
+    if not if_none_match:
+        return False
+    weak = etag.removeprefix("W/")
+    return any(
+        tag.strip() in ("*", etag, weak) or tag.strip().removeprefix("W/") == weak for tag in if_none_match.split(",")
+    )
+
+
+async def window_for(
+    database: Database, tenant_id: str, session_id: str, query: ProjectionQuery, walk: Walk, page_size: int
+) -> tuple[list[PersistedMessage], bool | None]:
+    """The stored messages a view needs, and for paged views whether more lie beyond the page."""
+    async with database.reading() as connection:
+        repository = MessageRepository(connection, tenant_id)
+        if query.view in WINDOWED_VIEWS:
+            if query.apply_compact_boundary:
+                return await repository.model_window(session_id), None
+            return await repository.from_seq(session_id, FIRST_SEQ), None
+        rows, has_more = await repository.page(
+            session_id, limit=page_size, after_seq=walk.after_seq, before_seq=walk.before_seq, backwards=walk.backwards
+        )
+        return [to_persisted(row) for row in rows], has_more
+
+
+@router.get(
+    "/sessions/{session_id}/projection",
+    response_model=ProjectionOut,
+    responses={304: {"description": "The view has not changed since the given ETag."}},
+)
+async def get_projection(
+    session_id: str,
+    query: Annotated[ProjectionQuery, Query()],
+    database: DatabaseDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    if_none_match: Annotated[str | None, Header()] = None,
+) -> Response:
+    walk = read_walk(session_id, query.after, query.before, query.order)
+    page_size = page_limit(query.limit, settings)
+    async with database.reading() as connection:
+        session = await SessionRepository(connection, principal.tenant_id).get(session_id)
+    if session is None:
+        raise NotFound(f"session '{session_id}' does not exist")
+    etag = projection_etag(session_id, session, query)
+    headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Authorization"}
+    if matches(if_none_match, etag):
+        return Response(status_code=304, headers=headers)
+
+    stored, has_more = await window_for(database, principal.tenant_id, session_id, query, walk, page_size)
+    projection = project(query.view, [promote(message) for message in stored], projection_context(query))
+    if query.view is View.EXPORT and query.format == "markdown":
+        markdown = render_markdown(projection, title=session["title"])
+        return Response(markdown, media_type="text/markdown; charset=utf-8", headers=headers)
+    body: dict[str, Any] = {
+        "view": str(query.view),
+        "sessionId": session_id,
+        "messages": [projected_body(message) for message in projection.messages],
+        "diagnostics": diagnostics_body(projection.diagnostics),
+    }
+    if has_more is not None:
+        body["nextCursor"] = walk.next_cursor([message.seq for message in stored])
+        body["hasMore"] = has_more
+    return OrjsonResponse(body, headers=headers)
