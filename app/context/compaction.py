@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.context.accounting import model_tokens, sent_to_model
+from app.context.accounting import DEFAULT_CONTEXT, model_tokens, sent_to_model
 from app.context.config import TailPolicy
 from app.context.errors import CompactionRefused
 from app.context.history_window import history_window
@@ -23,7 +23,9 @@ from app.engine.kinds import Kind, Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import Content
 from app.engine.tokens import estimate_tokens
+from app.projections.compact import project_compact
 from app.projections.plain_text import plain_text
+from app.projections.types import ProjectedMessage, ProjectionContext
 from app.projections.window import Compaction
 
 BOUNDARY_TEXT = "Conversation compacted"
@@ -109,6 +111,15 @@ def select_compaction(
         tokens_before=summary_tokens + sum(tokens),
         kept_tokens=sum(tokens[cut:]),
     )
+
+
+def compact_transcript(
+    selection: CompactionSelection, ctx: ProjectionContext = DEFAULT_CONTEXT
+) -> list[ProjectedMessage]:
+    """What the summariser reads: the compact view of the messages to summarise (tool outputs cut, media
+    as stubs, no reminders), without the previous summary, which goes to the summariser apart so that it
+    is updated rather than summarised as if it were conversation."""
+    return project_compact(selection.to_summarize, ctx).messages
 
 
 def build_compaction(

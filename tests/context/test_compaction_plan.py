@@ -3,13 +3,17 @@ import pytest
 from app.context.compaction import (
     BOUNDARY_TEXT,
     build_compaction,
+    compact_transcript,
     plan_compaction,
     select_compaction,
 )
 from app.context.config import TailPolicy
 from app.context.errors import CompactionRefused
 from app.context.history_window import history_window
+from app.context.summary_prompt import render_transcript
 from app.engine.kinds import Kind
+from app.projections.model import project_model
+from app.projections.types import ProjectionContext
 from tests.context.histories import (
     approval_request,
     approval_response,
@@ -286,3 +290,50 @@ def test_second_compaction_cut_inside_the_old_tail_leaves_the_old_records_out():
     )
     window = history_window(written(session, plan2))
     assert [m.id for m in window.messages] == ["s2", "m4", "m5", "m6"]
+
+
+# Through the views ---------------------------------------------------------------------------------------
+
+
+def test_model_view_after_a_compaction_sends_the_summary_then_the_kept_tail_with_pairs_intact():
+    messages = history(
+        user("fix login", tokens=100),
+        call("c1", tokens=100),
+        result("c1", "file a", tokens=100),
+        user("and the tests", tokens=100),
+        call("c2", tokens=100),
+        result("c2", "file b", tokens=100),
+        assistant("done", tokens=100),
+    )
+    plan = plan_compaction(messages, SUMMARY, boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=250))
+    projection = project_model(written(messages, plan), ProjectionContext())
+    assert [m.source_message_ids for m in projection.messages] == [("s1",), ("m5",), ("m6",), ("m7",)]
+    assert SUMMARY in projection.messages[0].content
+    assert projection.diagnostics.applied_compact_boundary_id == "b1"
+
+
+def test_summariser_transcript_is_the_compact_view_of_what_is_summarised():
+    messages = history(
+        user("a", tokens=100),
+        call("c1", tokens=100),
+        result("c1", "x" * 10_000, tokens=2_500),
+        user("b", tokens=100),
+    )
+    selection = select_compaction(messages, policy=TailPolicy(max_tokens=100))
+    transcript = compact_transcript(selection)
+    assert [m.source_message_ids for m in transcript] == [("m1",), ("m2",), ("m3",)]
+    rendered = render_transcript(transcript, tool_result_chars=100_000)
+    assert "[Tool result] Read:" in rendered
+    assert len(rendered) < 3_000
+
+
+def test_previous_summary_goes_apart_not_into_the_transcript():
+    first = history(*turns(3))
+    plan = plan_compaction(
+        first, "## Goal\nfirst", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200)
+    )
+    session = written(first, plan) + history(*turns(2), start_seq=9)
+    selection = select_compaction(session, policy=TailPolicy(max_tokens=200))
+    transcript = compact_transcript(selection)
+    assert all("s1" not in m.source_message_ids for m in transcript)
+    assert selection.previous_summary == "## Goal\nfirst"

@@ -10,6 +10,8 @@ from app.context.model_server import ModelServerWindows, models_url, windows_fro
 from tests.context.fake_model_server import MODELS_PATH, FakeModelServer, Reply, unused_base_url
 
 TINY = Timeouts(connect_seconds=0.2, read_seconds=0.05, total_seconds=0.1)
+"""Only for held answers: anything real must not race these, so every other test uses ROOMY."""
+ROOMY = Timeouts(connect_seconds=5.0, read_seconds=5.0, total_seconds=10.0)
 
 
 class Clock:
@@ -26,7 +28,7 @@ def config(base_url: str, **overrides) -> WindowConfig:
         "context_window_tokens": {"qwen-coder": 16_000},
         "ttl_seconds": 60.0,
         "failure_ttl_seconds": 10.0,
-        "timeouts": TINY,
+        "timeouts": ROOMY,
     }
     values.update(overrides)
     return WindowConfig(**values)
@@ -97,9 +99,13 @@ async def test_concurrent_lookups_share_one_request(windows, model_server):
     assert len(model_server.requests_to(MODELS_PATH)) == 1
 
 
-async def test_slow_server_falls_through_to_configured_window(windows, model_server):
+async def test_slow_server_falls_through_to_configured_window(model_server):
     model_server.hang(MODELS_PATH)
-    window = await windows.resolve("vllm", "qwen-coder", session_tokens=None)
+    probe = ModelServerWindows(config(model_server.base_url, timeouts=TINY))
+    try:
+        window = await probe.resolve("vllm", "qwen-coder", session_tokens=None)
+    finally:
+        await probe.aclose()
     assert (window.tokens, window.source) == (16_000, "model_config")
     assert "gave no window" in window.notes[0]
 

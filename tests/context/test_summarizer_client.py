@@ -9,12 +9,14 @@ from app.context.summary_prompt import SYSTEM_PROMPT
 from tests.context.fake_model_server import CHAT_PATH, FakeModelServer, Reply, chat_completion, unused_base_url
 
 TINY = Timeouts(connect_seconds=0.2, read_seconds=0.05, total_seconds=0.1)
+"""Only for held answers: anything real must not race these, so every other test uses ROOMY."""
+ROOMY = Timeouts(connect_seconds=5.0, read_seconds=5.0, total_seconds=10.0)
 GOOD = "## Goal\nFix login.\n\n## Next steps\n- run the tests"
 CHAT = [{"role": "user", "content": "Why does login fail?"}]
 
 
 def summarizer_for(base_url: str, **overrides) -> Summarizer:
-    values = {"server": ModelServer(base_url, "sk-sum"), "model": "qwen-coder", "timeouts": TINY}
+    values = {"server": ModelServer(base_url, "sk-sum"), "model": "qwen-coder", "timeouts": ROOMY}
     values.update(overrides)
     return Summarizer(SummarizerConfig(**values))
 
@@ -59,9 +61,13 @@ async def test_request_is_a_plain_chat_completion_with_the_fixed_prompt(summariz
     assert user.endswith("Keep it short.")
 
 
-async def test_slow_summariser_is_a_timeout(summarizer, model_server):
+async def test_slow_summariser_is_a_timeout(model_server):
     model_server.hang(CHAT_PATH)
-    assert await failure(summarizer) == "timeout"
+    client = summarizer_for(model_server.base_url, timeouts=TINY)
+    try:
+        assert await failure(client) == "timeout"
+    finally:
+        await client.aclose()
 
 
 async def test_refused_connection_is_unreachable():
