@@ -85,7 +85,7 @@ def _model_parts(
             case "text":
                 out.append({"text": part["text"], **({"thoughtSignature": signature} if signature else {})})
             case "reasoning":
-                if signature is None or not part["text"]:
+                if signature is None or not part["text"].strip():
                     repairs.append(
                         Repair(
                             "reasoning-dropped", "gemini: reasoning without a Google thought signature is not replayed"

@@ -63,13 +63,24 @@ def to_openai_responses(
 def _assistant_items(
     parts: list[Any], ids: ToolIdMap, repairs: list[Repair]
 ) -> tuple[list[dict[str, Any]], list[Media]]:
+    """Reasoning and text in their order, then the function calls, so that a call's output can follow it.
+
+    A reasoning item goes in only directly before an item it produced (text or a call), as the API requires.
+    """
     items: list[dict[str, Any]] = []
     media: list[Media] = []
     texts: list[str] = []
     reasoning: dict[str, Any] | None = None
+    calls = [part for part in parts if part["type"] == "tool-call"]
+    if any(part["type"] == "text" for part in parts[parts.index(calls[0]) :]) if calls else False:
+        repairs.append(Repair("function-calls-last", "openai-responses: text sent before the turn's function calls"))
 
     def flush_text() -> None:
+        nonlocal reasoning
         if texts:
+            if reasoning is not None:
+                items.append(reasoning)
+                reasoning = None
             items.append({"type": "message", "role": "assistant", "content": "\n\n".join(texts)})
             texts.clear()
 
@@ -90,28 +101,25 @@ def _assistant_items(
                         )
                     )
             case "text":
-                if reasoning is not None:
-                    items.append(reasoning)
-                    reasoning = None
                 texts.append(part["text"])
             case "file":
                 media.append(read_media(part["data"], part["mediaType"], part.get("filename")))
             case "tool-call":
-                flush_text()
-                if reasoning is not None:
-                    items.append(reasoning)
-                    reasoning = None
-                items.append(
-                    {
-                        "type": "function_call",
-                        "call_id": ids(part["toolCallId"]),
-                        "name": part["toolName"],
-                        "arguments": json.dumps(part["input"], ensure_ascii=False),
-                    }
-                )
+                pass
     flush_text()
-    if reasoning is not None:
+    if reasoning is not None and calls:
+        items.append(reasoning)
+    elif reasoning is not None:
         repairs.append(Repair("reasoning-dropped", "openai-responses: a reasoning item without its following item"))
+    for part in calls:
+        items.append(
+            {
+                "type": "function_call",
+                "call_id": ids(part["toolCallId"]),
+                "name": part["toolName"],
+                "arguments": json.dumps(part["input"], ensure_ascii=False),
+            }
+        )
     return items, media
 
 
