@@ -95,11 +95,11 @@ def select_compaction(
     body = [m for m in window.messages if previous is None or m is not previous.summary]
     if not body:
         raise CompactionRefused("nothing_to_compact", "there are no messages after the last compaction")
-    spans = _pair_spans(body)
+    splits = _splitting_cuts(body)
     if through_message_id is not None:
-        cut = _explicit_cut(body, spans, through_message_id)
+        cut = _explicit_cut(body, splits, through_message_id)
     else:
-        cut = _policy_cut(body, spans, _tail_budget(policy, window_tokens), policy.max_user_turns)
+        cut = _policy_cut(body, splits, _tail_budget(policy, window_tokens), policy.max_user_turns)
     tokens = [model_tokens(m) if sent_to_model(m) else 0 for m in body]
     summary_tokens = model_tokens(previous.summary) if previous else 0
     return CompactionSelection(
@@ -198,7 +198,7 @@ def _tail_budget(policy: TailPolicy, window_tokens: int | None) -> int:
     return min(policy.max_tokens, math.floor(window_tokens * policy.max_window_fraction))
 
 
-def _explicit_cut(body: Sequence[EngineMessage], spans: Sequence[tuple[int, int]], through_id: str) -> int:
+def _explicit_cut(body: Sequence[EngineMessage], splits: Sequence[bool], through_id: str) -> int:
     index = next((i for i, m in enumerate(body) if m.id == through_id), None)
     if index is None:
         raise CompactionRefused(
@@ -206,7 +206,7 @@ def _explicit_cut(body: Sequence[EngineMessage], spans: Sequence[tuple[int, int]
             f"message {through_id!r} is not in the history after the last compaction",
         )
     cut = index + 1
-    if not _valid_cut(body, spans, cut):
+    if not _valid_cut(body, splits, cut):
         raise CompactionRefused(
             "through_splits_tool_pair",
             f"compacting through {through_id!r} would separate a tool call from its result",
@@ -214,9 +214,7 @@ def _explicit_cut(body: Sequence[EngineMessage], spans: Sequence[tuple[int, int]
     return cut
 
 
-def _policy_cut(
-    body: Sequence[EngineMessage], spans: Sequence[tuple[int, int]], budget: int, max_turns: int | None
-) -> int:
+def _policy_cut(body: Sequence[EngineMessage], splits: Sequence[bool], budget: int, max_turns: int | None) -> int:
     start, used, turns = len(body), 0, 0
     for index in range(len(body) - 1, -1, -1):
         if max_turns is not None and turns >= max_turns:
@@ -232,40 +230,56 @@ def _policy_cut(
         # Everything fits: keep only the latest user turn, so a requested compaction still compacts.
         start = max((i for i, m in enumerate(body) if m.kind is Kind.USER_INPUT), default=0)
     for cut in range(start, 0, -1):
-        if _valid_cut(body, spans, cut):
+        if _valid_cut(body, splits, cut):
             return cut
     # No valid cut keeps more: keep less. The end is always valid (the tail is then empty).
-    return next(cut for cut in range(max(start, 1), len(body) + 1) if _valid_cut(body, spans, cut))
+    return next(cut for cut in range(max(start, 1), len(body) + 1) if _valid_cut(body, splits, cut))
 
 
-def _valid_cut(body: Sequence[EngineMessage], spans: Sequence[tuple[int, int]], cut: int) -> bool:
+def _valid_cut(body: Sequence[EngineMessage], splits: Sequence[bool], cut: int) -> bool:
     """Summarise ``body[:cut]``, keep ``body[cut:]``: at least one message summarised, no pair split,
     and the tail never opens on a tool message (a result with nothing before it to answer)."""
     if not 0 < cut <= len(body):
         return False
     if cut < len(body) and body[cut].role == "tool":
         return False
-    return not any(first < cut <= last for first, last in spans)
+    return not splits[cut]
 
 
-def _pair_spans(body: Sequence[EngineMessage]) -> list[tuple[int, int]]:
-    """For each tool call id, the first and last message that mentions it (call, approvals, results)."""
+def _splitting_cuts(body: Sequence[EngineMessage]) -> list[bool]:
+    """For each cut 0..n, whether it falls inside a call's span (from the call to its last result or
+    approval). Each result belongs to the newest call with its id before it, so an id a runtime reused
+    in another turn makes two short spans, not one that pins the whole history."""
+    spans: list[list[int]] = []
+    open_span: dict[str, int] = {}
     call_of_approval: dict[str, str] = {}
-    for message in body:
-        for part in _parts(message):
-            if part.get("type") == "tool-approval-request":
-                call_of_approval[str(part.get("approvalId"))] = str(part.get("toolCallId"))
-    seen: dict[str, tuple[int, int]] = {}
     for index, message in enumerate(body):
         for part in _parts(message):
+            kind = part.get("type")
+            if kind == "tool-approval-request":
+                call_of_approval[str(part.get("approvalId"))] = str(part.get("toolCallId"))
             call_id = part.get("toolCallId")
-            if call_id is None and part.get("type") == "tool-approval-response":
+            if call_id is None and kind == "tool-approval-response":
                 call_id = call_of_approval.get(str(part.get("approvalId")))
             if call_id is None:
                 continue
-            first, _ = seen.get(str(call_id), (index, index))
-            seen[str(call_id)] = (first, index)
-    return list(seen.values())
+            if kind == "tool-call":
+                open_span[str(call_id)] = len(spans)
+                spans.append([index, index])
+            elif str(call_id) in open_span:
+                spans[open_span[str(call_id)]][1] = index
+    # A cut c splits a span (first, last) when first < c <= last: count open spans with a difference array.
+    change = [0] * (len(body) + 2)
+    for first, last in spans:
+        if last > first:
+            change[first + 1] += 1
+            change[last + 1] -= 1
+    splits: list[bool] = []
+    running = 0
+    for cut in range(len(body) + 1):
+        running += change[cut]
+        splits.append(running > 0)
+    return splits
 
 
 def _parts(message: EngineMessage) -> list[dict[str, Any]]:

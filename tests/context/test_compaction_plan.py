@@ -337,3 +337,25 @@ def test_previous_summary_goes_apart_not_into_the_transcript():
     transcript = compact_transcript(selection)
     assert all("s1" not in m.source_message_ids for m in transcript)
     assert selection.previous_summary == "## Goal\nfirst"
+
+
+def test_a_reused_call_id_pairs_each_result_with_the_newest_call_before_it():
+    messages = history(
+        user("a", tokens=100),
+        call("c1", tokens=100),
+        result("c1", tokens=100),
+        user("b", tokens=100),
+        call("c1", tokens=100),
+        result("c1", tokens=100),
+        assistant("done", tokens=100),
+    )
+    selection = select_compaction(messages, policy=TailPolicy(max_tokens=250))
+    assert tail_ids(selection) == ["m5", "m6", "m7"]
+
+
+def test_an_orphan_result_does_not_pin_the_cut():
+    messages = history(
+        result("ghost", tokens=100), user("a", tokens=100), assistant("b", tokens=100), result("ghost", tokens=100)
+    )
+    selection = select_compaction(messages, policy=TailPolicy(max_tokens=250))
+    assert tail_ids(selection) == ["m3", "m4"]
