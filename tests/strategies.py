@@ -25,27 +25,46 @@ PROVIDER_MODELS: tuple[tuple[str, str], ...] = (
     ("openai", "gpt-5"),
 )
 
-texts = st.one_of(
-    st.sampled_from(["", " ", "\n\t ", "ok", "Read the file", "帮我看看 src/auth.ts"]),
-    st.text(min_size=0, max_size=40),
+texts = st.sampled_from(
+    ["", " ", "\n\t ", "ok", "Read the file", "帮我看看 src/auth.ts", "emoji 🙂 and a lone \ud800 surrogate", "x" * 90]
 )
-"""Short texts, often empty or whitespace-only, sometimes arbitrary unicode."""
+"""Short texts, often empty or whitespace-only; sampled rather than generated, which keeps histories cheap."""
 
-outputs = st.one_of(
-    st.sampled_from(["", "   ", "line 1\nline 2", "x" * 120]),
-    st.text(max_size=60),
-)
+outputs = st.sampled_from(["", "   ", "line 1\nline 2", "x" * 120, "error: ENOENT", "`backticks` ```fenced```"])
 """Tool output texts: empty, whitespace, normal and long enough to cross a small soft limit."""
 
 tool_names = st.sampled_from(["Read", "Bash", "Grep", "Edit"])
+
+# Strategies are built once: building them inside every draw costs more than drawing from them.
+_COIN = st.booleans()
+_ONE_IN_FOUR = st.integers(0, 3)
+_ONE_IN_FIVE = st.integers(0, 4)
+_ONE_IN_SIX = st.integers(0, 5)
+_ONE_IN_EIGHT = st.integers(0, 7)
+_ONE_IN_TEN = st.integers(0, 9)
+_INDEX = st.integers(0, 1_000)
+_LINES = st.integers(0, 500)
+_CALL_COUNT = st.integers(1, 3)
+_PRODUCERS = st.sampled_from(PROVIDER_MODELS)
+_FINISH = st.sampled_from(["stop", "length", "error", "aborted"])
+_SIGNATURE = st.sampled_from([None, b.SIGNATURE])
+_MAYBE_TEXT = st.one_of(st.none(), texts)
+_RESULT_SHAPES = st.sampled_from(["text", "text", "json", "error-text", "content", "denied"])
+_SUMMARY_TEXTS = st.sampled_from(["Earlier we fixed the login bug.", "Summary.", "", "  ", None])
+_SUMMARY_ROLES = st.sampled_from(["user", "system"])
+_RUNTIME_CHOICES = st.sampled_from(["system", "reminder", "handoff", "branch", "switch", "bash", "custom", "approval"])
+_EXIT_CODES = st.sampled_from([0, 1, None])
+_OUTPUT_PATHS = st.sampled_from([None, "/tmp/out.txt"])
+_CUSTOM_CONTENT = st.one_of(texts, st.just([b.text_part("extension says hi")]))
+_STEPS = st.sampled_from(["user", "user", "assistant", "tool", "tool", "orphan", "compaction", "runtime", "runtime"])
 
 
 @st.composite
 def _flags(draw: st.DrawFn) -> dict[str, Any]:
     flags: dict[str, Any] = {}
-    if draw(st.integers(0, 9)) == 0:
+    if draw(_ONE_IN_TEN) == 0:
         flags["eligibleForModelContext"] = False
-    if draw(st.integers(0, 9)) == 0:
+    if draw(_ONE_IN_TEN) == 0:
         flags["visibleInTranscript"] = False
     return flags
 
@@ -53,24 +72,24 @@ def _flags(draw: st.DrawFn) -> dict[str, Any]:
 @st.composite
 def _user_turn(draw: st.DrawFn) -> list[PersistedMessage]:
     text = draw(texts)
-    if draw(st.booleans()):
-        return [b.user(text, **draw(_flags()))]
+    if draw(_COIN):
+        return [b.user(text, **draw(_FLAGS))]
     parts = [b.text_part(text)]
-    if draw(st.booleans()):
+    if draw(_COIN):
         parts.append(b.image_part())
-    if draw(st.integers(0, 4)) == 0:
+    if draw(_ONE_IN_FIVE) == 0:
         parts.append(b.file_part())
-    return [b.user(parts, **draw(_flags()))]
+    return [b.user(parts, **draw(_FLAGS))]
 
 
 @st.composite
 def _assistant_turn(draw: st.DrawFn) -> list[PersistedMessage]:
-    provider, model = draw(st.sampled_from(PROVIDER_MODELS))
-    finish = draw(st.sampled_from(["stop", "length", "error", "aborted"]))
-    if draw(st.booleans()):
+    provider, model = draw(_PRODUCERS)
+    finish = draw(_FINISH)
+    if draw(_COIN):
         return [b.assistant(draw(texts), provider=provider, model=model, finishReason=finish)]
-    signature = draw(st.one_of(st.none(), st.just(b.SIGNATURE)))
-    answer = draw(st.one_of(st.none(), texts))
+    signature = draw(_SIGNATURE)
+    answer = draw(_MAYBE_TEXT)
     return [
         b.reasoning(
             draw(texts),
@@ -85,15 +104,13 @@ def _assistant_turn(draw: st.DrawFn) -> list[PersistedMessage]:
 
 @st.composite
 def _result_part(draw: st.DrawFn, call_id: str, tool_name: str) -> dict[str, Any]:
-    shape = draw(st.sampled_from(["text", "text", "json", "error-text", "content", "denied"]))
+    shape = draw(_RESULT_SHAPES)
     match shape:
         case "json":
-            return b.result_part(
-                call_id, {"lines": draw(st.integers(0, 500))}, tool_name=tool_name, output_type="json"
-            )
+            return b.result_part(call_id, {"lines": draw(_LINES)}, tool_name=tool_name, output_type="json")
         case "content":
             value = [{"type": "text", "text": draw(outputs)}]
-            if draw(st.booleans()):
+            if draw(_COIN):
                 value.append(b.media_item())
             return b.result_part(call_id, value, tool_name=tool_name, output_type="content")
         case "denied":
@@ -106,31 +123,31 @@ def _result_part(draw: st.DrawFn, call_id: str, tool_name: str) -> dict[str, Any
 @st.composite
 def _tool_round(draw: st.DrawFn, call_ids: list[str]) -> list[PersistedMessage]:
     """An assistant turn with calls, then results for some of them, in one or several tool messages."""
-    count = draw(st.integers(1, 3))
+    count = draw(_CALL_COUNT)
     calls: list[tuple[str, str]] = []
     for _ in range(count):
-        reuse = call_ids and draw(st.integers(0, 9)) == 0
-        call_id = draw(st.sampled_from(call_ids)) if reuse else f"call_{len(call_ids) + 1}"
+        reuse = call_ids and draw(_ONE_IN_TEN) == 0
+        call_id = call_ids[draw(_INDEX) % len(call_ids)] if reuse else f"call_{len(call_ids) + 1}"
         call_ids.append(call_id)
         calls.append((call_id, draw(tool_names)))
     parts: list[dict[str, Any]] = []
-    provider, model = draw(st.sampled_from(PROVIDER_MODELS))
-    if draw(st.booleans()):
+    provider, model = draw(_PRODUCERS)
+    if draw(_COIN):
         parts.append(b.reasoning_part(draw(texts), signature=b.SIGNATURE, provider=provider))
-    if draw(st.booleans()):
+    if draw(_COIN):
         parts.append(b.text_part(draw(texts)))
     parts.extend(b.call_part(call_id, name, {"path": "a.ts"}) for call_id, name in calls)
     messages = [b.tool_calls(*parts, provider=provider, model=model)]
-    if draw(st.integers(0, 5)) == 0:
+    if draw(_ONE_IN_SIX) == 0:
         messages.append(b.reminder("Remember the plan."))
-    answered = [call for call in calls if draw(st.integers(0, 5)) > 0]  # the rest were interrupted
-    if answered and draw(st.booleans()):
+    answered = [call for call in calls if draw(_ONE_IN_SIX) > 0]  # the rest were interrupted
+    if answered and draw(_COIN):
         together = [draw(_result_part(call_id, name)) for call_id, name in answered]
-        messages.append(b.tool_results(*together, **draw(_pruned())))
+        messages.append(b.tool_results(*together, **draw(_PRUNED)))
     else:
         for call_id, name in answered:
-            messages.append(b.tool_results(draw(_result_part(call_id, name)), **draw(_pruned())))
-    if answered and draw(st.integers(0, 7)) == 0:
+            messages.append(b.tool_results(draw(_result_part(call_id, name)), **draw(_PRUNED)))
+    if answered and draw(_ONE_IN_EIGHT) == 0:
         call_id, name = answered[0]
         messages.append(b.tool_result(call_id, "again", tool_name=name))  # a duplicate result
     return messages
@@ -138,7 +155,7 @@ def _tool_round(draw: st.DrawFn, call_ids: list[str]) -> list[PersistedMessage]:
 
 @st.composite
 def _pruned(draw: st.DrawFn) -> dict[str, Any]:
-    return {"compactedAt": b.COMPACTED_AT} if draw(st.integers(0, 3)) == 0 else {}
+    return {"compactedAt": b.COMPACTED_AT} if draw(_ONE_IN_FOUR) == 0 else {}
 
 
 @st.composite
@@ -146,21 +163,19 @@ def _compaction(draw: st.DrawFn, count_before: int) -> list[PersistedMessage]:
     """A boundary with a summary that is complete, empty, whitespace or missing; maybe a kept tail."""
     boundary_id = f"m{count_before + 1}"
     through = None
-    if count_before and draw(st.booleans()):
-        through = f"m{draw(st.integers(1, count_before))}"
+    if count_before and draw(_COIN):
+        through = f"m{draw(_INDEX) % count_before + 1}"
     messages = [b.boundary(boundary_id, through=through)]
-    summary_text = draw(st.sampled_from(["Earlier we fixed the login bug.", "Summary.", "", "  ", None]))
+    summary_text = draw(_SUMMARY_TEXTS)
     if summary_text is not None:
-        role = draw(st.sampled_from(["user", "system"]))
+        role = draw(_SUMMARY_ROLES)
         messages.append(b.summary(boundary_id, summary_text, role=role))
     return messages
 
 
 @st.composite
 def _runtime_record(draw: st.DrawFn) -> list[PersistedMessage]:
-    choice = draw(
-        st.sampled_from(["system", "reminder", "handoff", "branch", "switch", "bash", "custom", "approval"])
-    )
+    choice = draw(_RUNTIME_CHOICES)
     match choice:
         case "system":
             return [b.system(draw(texts))]
@@ -171,32 +186,36 @@ def _runtime_record(draw: st.DrawFn) -> list[PersistedMessage]:
         case "branch":
             return [b.branch_summary("Tried another approach: " + draw(texts))]
         case "switch":
-            return [b.agent_switch("Switched to plan", as_reminder=draw(st.booleans()))]
+            return [b.agent_switch("Switched to plan", as_reminder=draw(_COIN))]
         case "bash":
             return [
                 b.bash(
                     "ls",
                     draw(outputs),
-                    exit_code=draw(st.sampled_from([0, 1, None])),
-                    cancelled=draw(st.booleans()),
-                    truncated=draw(st.booleans()),
-                    full_output_path=draw(st.sampled_from([None, "/tmp/out.txt"])),
-                    exclude=draw(st.booleans()),
+                    exit_code=draw(_EXIT_CODES),
+                    cancelled=draw(_COIN),
+                    truncated=draw(_COIN),
+                    full_output_path=draw(_OUTPUT_PATHS),
+                    exclude=draw(_COIN),
                 )
             ]
         case "custom":
-            content = draw(st.one_of(texts, st.just([b.text_part("extension says hi")])))
-            return [b.custom(content, display=draw(st.booleans()), display_only=draw(st.booleans()))]
+            content = draw(_CUSTOM_CONTENT)
+            return [b.custom(content, display=draw(_COIN), display_only=draw(_COIN))]
         case "approval":
             return [
                 b.approval_request("a1", "call_1"),
-                b.approval_response("a1", approved=draw(st.booleans())),
+                b.approval_response("a1", approved=draw(_COIN)),
             ]
         case _:
             raise AssertionError(choice)
 
 
-STEPS = ("user", "user", "assistant", "tool", "tool", "orphan", "compaction", "runtime", "runtime")
+_FLAGS = _flags()
+_PRUNED = _pruned()
+_USER_TURN = _user_turn()
+_ASSISTANT_TURN = _assistant_turn()
+_RUNTIME_RECORD = _runtime_record()
 
 
 @st.composite
@@ -204,15 +223,13 @@ def histories(draw: st.DrawFn, *, max_steps: int = 14) -> list[PersistedMessage]
     """A whole session history, numbered as stored (seq 1..n, ids ``m<seq>``)."""
     messages: list[PersistedMessage] = []
     call_ids: list[str] = []
-    for _ in range(draw(st.integers(0, max_steps))):
-        step = draw(
-            st.sampled_from(["user", "user", "assistant", "tool", "tool", "orphan", "compaction", "runtime"])
-        )
+    for _ in range(draw(st.integers(0, max_steps))):  # one strategy per history, not per step
+        step = draw(_STEPS)
         match step:
             case "user":
-                messages += draw(_user_turn())
+                messages += draw(_USER_TURN)
             case "assistant":
-                messages += draw(_assistant_turn())
+                messages += draw(_ASSISTANT_TURN)
             case "tool":
                 messages += draw(_tool_round(call_ids))
             case "orphan":
@@ -220,7 +237,7 @@ def histories(draw: st.DrawFn, *, max_steps: int = 14) -> list[PersistedMessage]
             case "compaction":
                 messages += draw(_compaction(len(messages)))
             case "runtime":
-                messages += draw(_runtime_record())
+                messages += draw(_RUNTIME_RECORD)
             case _:
                 raise AssertionError(step)
     numbered = b.history(*messages)

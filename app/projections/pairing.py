@@ -45,6 +45,8 @@ def drop_unanswerable_results(messages: list[ProjectedMessage], diagnostics: Dia
             out.append(replace(message, content=kept, metadata=replace(message.metadata, notes=notes)))
         else:
             diagnostics.hidden_message_ids.extend(message.source_message_ids)
+            hidden = set(message.source_message_ids)
+            diagnostics.truncated_message_ids[:] = [i for i in diagnostics.truncated_message_ids if i not in hidden]
     return out
 
 
