@@ -10,8 +10,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
 
-from app.api.auth import Authenticator
+from app.api.auth import Authenticator, install_authentication, load_api_keys
+from app.api.idempotency import Idempotency
 from app.api.middleware import BodyLimit, RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
@@ -23,6 +25,34 @@ from app.store.database import Database, create_engine
 from app.store.embedded import EmbeddedPostgres
 
 log = logging.getLogger("projector")
+
+PROBLEM_SCHEMA = {
+    "type": "object",
+    "required": ["type", "title", "status"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "instance": {"type": "string"},
+    },
+    "additionalProperties": True,
+}
+PROBLEM_STATUSES = {
+    400: "Bad request: a malformed cursor, header or Idempotency-Key",
+    401: "Missing or invalid API key",
+    403: "The key's role does not allow this",
+    404: "Not found (another tenant's resources are not found either)",
+    409: "Conflict, or a request with this Idempotency-Key still running",
+    413: "Content too large",
+    422: "Invalid input, or an Idempotency-Key reused for another request",
+    503: "The database is unavailable or busy; retry",
+}
+PROBLEM_RESPONSES: dict[int | str, dict[str, object]] = {
+    status: {"description": meaning, "content": {"application/problem+json": {"schema": PROBLEM_SCHEMA}}}
+    for status, meaning in PROBLEM_STATUSES.items()
+}
+"""Declared on every operation, so clients and schema-driven fuzzers know the problem+json answers."""
 
 
 def create_app(settings: Settings | None = None, *, database_url: str | None = None) -> FastAPI:
@@ -55,14 +85,39 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         summary="Message history for AI agents, served as transcripts, model context and provider payloads.",
         lifespan=lifespan,
         default_response_class=OrjsonResponse,
+        responses=PROBLEM_RESPONSES,
     )
     app.state.settings = settings
-    app.state.authenticator = Authenticator()
+    install_authentication(app, Authenticator(load_api_keys(settings)))
     install_problem_handlers(app)
     for router in (sessions.router, messages.router, runs.router, projection.router, health.router):
         app.include_router(router)
+    # Added innermost first: RequestContext (and CORS, when on) see every answer, BodyLimit counts the
+    # bytes Idempotency reads.
+    app.add_middleware(
+        Idempotency,
+        ttl_seconds=settings.idempotency_ttl_seconds,
+        lease_seconds=settings.idempotency_lease_seconds,
+    )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestContext)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            allow_headers=[
+                "authorization",
+                "content-type",
+                "idempotency-key",
+                "if-match",
+                "if-none-match",
+                "x-request-id",
+            ],
+            expose_headers=["etag", "location", "retry-after", "x-request-id", "idempotent-replayed"],
+            # Bearer keys, not cookies: browsers need no credentials mode.
+            allow_credentials=False,
+        )
     return app
 
 

@@ -1,13 +1,23 @@
 """The one settings class. Every field is read from the environment with the ``PROJECTOR_`` prefix
 (``DATABASE_URL`` is also read bare, as deployments expect) and documented in the README."""
 
+import json
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import AliasChoices, Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic.alias_generators import to_camel
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 MIB = 1024 * 1024
+
+
+class ModelServerSetting(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    base_url: str
+    api_key: SecretStr | None = None
 
 
 class Settings(BaseSettings):
@@ -38,6 +48,62 @@ class Settings(BaseSettings):
     max_metadata_bytes: int = Field(default=256 * 1024, ge=1, description="Largest metadata object.")
     default_page_size: int = Field(default=50, ge=1, description="Page size when `limit` is not given.")
     max_page_size: int = Field(default=500, ge=1, description="Largest `limit` accepted.")
+
+    # --- Context windows, compaction and pruning (DESIGN section 5) ---
+    model_servers_by_provider: dict[str, ModelServerSetting] = Field(
+        default_factory=dict,
+        description='OpenAI-compatible servers asked for max_model_len, per provider: {"vllm": {"baseUrl": ...}}.',
+    )
+    model_servers_by_model: dict[str, ModelServerSetting] = Field(
+        default_factory=dict, description="The same per model (provider/modelId or modelId); beats the provider's."
+    )
+    context_windows: dict[str, int] = Field(
+        default_factory=dict, description='Configured windows: {"anthropic/claude-sonnet-4-5": 200000}.'
+    )
+    window_cache_seconds: float = Field(default=300.0, gt=0, description="How long a server's window is trusted.")
+    compaction_threshold_ratio: float = Field(
+        default=0.8, gt=0, le=1, description="Compaction is due at this share of the window."
+    )
+    compaction_reserved_output_tokens: int | None = Field(
+        default=None, ge=0, description="Room kept for the answer when a request names no maxOutputTokens."
+    )
+    compaction_tail_tokens: int = Field(default=20_000, ge=0, description="Recent history kept verbatim.")
+    summarizer_base_url: str | None = Field(
+        default=None, description="OpenAI-compatible server that writes compaction summaries; unset: caller gives it."
+    )
+    summarizer_model: str | None = Field(default=None, description="The summarizer's model id.")
+    summarizer_api_key: SecretStr | None = Field(default=None, description="Bearer key for the summarizer.")
+    prune_protect_user_turns: int = Field(default=2, ge=0, description="Recent user turns pruning never touches.")
+    prune_protect_tool_tokens: int = Field(default=40_000, ge=0, description="Recent tool output kept unpruned.")
+    prune_minimum_savings_tokens: int = Field(default=20_000, ge=0, description="Prune only when it saves this.")
+    prune_protected_tools: list[str] = Field(default_factory=lambda: ["skill"], description="Never pruned.")
+
+    # --- Trust: API keys, idempotency and CORS (issue 7) ---
+    # The keys are secrets: SecretStr keeps them out of reprs and logs. Either setting enables auth.
+    api_keys: SecretStr | None = Field(
+        default=None,
+        description='JSON list of {"key" or "sha256", "tenant", "role"}; unset (and no file) turns auth off.',
+    )
+    api_keys_file: Path | None = Field(default=None, description="A file holding the same JSON list as api_keys.")
+    idempotency_ttl_seconds: int = Field(
+        default=86_400, ge=1, description="How long a kept Idempotency-Key response is replayed."
+    )
+    idempotency_lease_seconds: int = Field(
+        default=300, ge=1, description="After this an in-flight key whose process died may be claimed again."
+    )
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Origins allowed by CORS (comma-separated or JSON list); empty is off."
+    )
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: object) -> object:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                return json.loads(text)
+            return [origin.strip() for origin in text.split(",") if origin.strip()]
+        return value
 
 
 @lru_cache

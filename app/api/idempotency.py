@@ -128,9 +128,7 @@ class Idempotency:
                 )
         except self.UNAVAILABLE:
             log.warning("idempotency store unavailable")
-            await self._answer(
-                ServiceUnavailable("The database is unavailable; retry shortly."), scope, receive, send
-            )
+            await self._answer(ServiceUnavailable("The database is unavailable; retry shortly."), scope, receive, send)
             return
         match outcome:
             case Replay(response=kept):

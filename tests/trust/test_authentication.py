@@ -1,0 +1,186 @@
+"""The walls each key meets over HTTP: no key 401, a reader cannot write, a writer cannot write reserved
+kinds or delete, a runtime can do everything, and another tenant's session does not exist."""
+
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+
+from tests.api.wire import assistant, tool_call, tool_result, user
+from tests.trust.conftest import AppFactory, http_client
+from tests.trust.keys import OTHER_TENANT, READER, RUNTIME, WRITER
+
+PROBLEM = "application/problem+json"
+
+
+def reserved(kind: str, text: str, id: str) -> dict[str, Any]:
+    return {"id": id, "role": "system", "content": text, "metadata": {"runtimeKind": kind}}
+
+
+async def seeded(app: FastAPI, session_id: str = "s1") -> None:
+    async with http_client(app, WRITER) as writer:
+        assert (await writer.post("/sessions", json={"id": session_id})).status_code == 201
+        response = await writer.post(f"/sessions/{session_id}/messages", json={"messages": [user("hi", id="m1")]})
+        assert response.status_code == 201
+        assert (await writer.post(f"/sessions/{session_id}/runs", json={"id": "r1"})).status_code == 201
+
+
+async def test_a_request_without_a_key_is_401_with_a_bearer_challenge(keyed_app: FastAPI) -> None:
+    async with http_client(keyed_app) as anonymous:
+        for response in (
+            await anonymous.get("/sessions"),
+            await anonymous.post("/sessions", json={}),
+            await anonymous.post("/sessions/s1/messages", json={"messages": "not even valid"}),
+        ):
+            assert response.status_code == 401
+            assert response.headers["content-type"] == PROBLEM
+            assert response.headers["www-authenticate"] == 'Bearer realm="projector"'
+            assert response.json()["type"].endswith("/unauthorized")
+
+
+async def test_an_unknown_key_is_401_invalid_token(keyed_app: FastAPI) -> None:
+    async with http_client(keyed_app, "not-a-configured-key") as stranger:
+        response = await stranger.get("/sessions")
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == 'Bearer realm="projector", error="invalid_token"'
+
+
+async def test_health_readiness_and_metrics_stay_open(keyed_app: FastAPI) -> None:
+    async with http_client(keyed_app) as anonymous:
+        assert (await anonymous.get("/healthz")).status_code == 200
+        assert (await anonymous.get("/readyz")).status_code == 200
+        assert (await anonymous.get("/metrics")).status_code == 200
+
+
+async def test_a_reader_reads_everything_and_writes_nothing(keyed_app: FastAPI) -> None:
+    await seeded(keyed_app)
+    async with http_client(keyed_app, READER) as reader:
+        for path in ("/sessions", "/sessions/s1", "/sessions/s1/messages", "/sessions/s1/messages/m1"):
+            assert (await reader.get(path)).status_code == 200, path
+        assert (await reader.get("/sessions/s1/runs/r1")).status_code == 200
+        assert (await reader.get("/sessions/s1/projection", params={"view": "transcript"})).status_code == 200
+        refused = [
+            await reader.post("/sessions", json={"id": "s2"}),
+            await reader.post("/sessions/s1/messages", json={"messages": [user("more")]}),
+            await reader.patch("/sessions/s1/messages/m1", json={"metadata": {"starred": True}}),
+            await reader.post("/sessions/s1/runs", json={}),
+            await reader.patch("/sessions/s1/runs/r1", json={"usage": {"inputTokens": 1}}),
+            await reader.delete("/sessions/s1"),
+        ]
+        assert [response.status_code for response in refused] == [403] * len(refused)
+        assert all(response.headers["content-type"] == PROBLEM for response in refused)
+        assert (await reader.get("/sessions/s1")).json()["messageCount"] == 1
+
+
+async def test_a_writer_appends_and_amends_conversation_messages(keyed_app: FastAPI) -> None:
+    async with http_client(keyed_app, WRITER) as writer:
+        assert (await writer.post("/sessions", json={"id": "s1"})).status_code == 201
+        batch = [
+            user("read it", id="m1"),
+            tool_call("c1", "read_file", id="m2", path="a.txt"),
+            tool_result("c1", "read_file", "contents", id="m3"),
+            assistant("done", id="m4"),
+        ]
+        assert (await writer.post("/sessions/s1/messages", json={"messages": batch})).status_code == 201
+        for message_id in ("m1", "m2", "m3", "m4"):
+            response = await writer.patch(f"/sessions/s1/messages/{message_id}", json={"metadata": {"seen": True}})
+            assert response.status_code == 200, response.text
+        assert (await writer.post("/sessions/s1/runs", json={"id": "r1"})).status_code == 201
+        assert (await writer.patch("/sessions/s1/runs/r1", json={"result": {"ok": True}})).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "kind", ["compact_boundary", "compact_summary", "runtime_reminder", "handoff_summary", "agent_switch_note"]
+)
+async def test_a_writer_cannot_write_reserved_runtime_kinds_and_nothing_of_the_batch_is_stored(
+    keyed_app: FastAPI, kind: str
+) -> None:
+    async with http_client(keyed_app, WRITER) as writer:
+        await writer.post("/sessions", json={"id": "s1"})
+        batch = [user("fine", id="m1"), reserved(kind, "runtime text", "m2")]
+        response = await writer.post("/sessions/s1/messages", json={"messages": batch})
+        assert response.status_code == 403, response.text
+        assert response.headers["content-type"] == PROBLEM
+        assert (await writer.get("/sessions/s1")).json()["messageCount"] == 0
+
+
+async def test_a_writer_cannot_amend_a_runtime_message_or_delete_a_session(keyed_app: FastAPI) -> None:
+    async with http_client(keyed_app, RUNTIME) as runtime:
+        await runtime.post("/sessions", json={"id": "s1"})
+        response = await runtime.post(
+            "/sessions/s1/messages", json={"messages": [reserved("runtime_reminder", "stay on task", "r1")]}
+        )
+        assert response.status_code == 201, response.text
+    async with http_client(keyed_app, WRITER) as writer:
+        assert (await writer.patch("/sessions/s1/messages/r1", json={"metadata": {"x": 1}})).status_code == 403
+        assert (await writer.delete("/sessions/s1")).status_code == 403
+        assert (await writer.get("/sessions/s1")).status_code == 200
+
+
+async def test_a_runtime_key_writes_reserved_kinds_and_deletes_sessions(keyed_app: FastAPI) -> None:
+    async with http_client(keyed_app, RUNTIME) as runtime:
+        await runtime.post("/sessions", json={"id": "s1"})
+        batch = [
+            user("hi", id="m1"),
+            reserved("compact_boundary", "compacted", "b1"),
+            {**reserved("compact_summary", "we said hi", "b2"), "role": "user"},
+        ]
+        batch[2]["metadata"]["summaryForBoundaryId"] = "b1"
+        response = await runtime.post("/sessions/s1/messages", json={"messages": batch})
+        assert response.status_code == 201, response.text
+        assert [m["kind"] for m in response.json()["messages"]] == ["user_input", "compact_boundary", "compact_summary"]
+        assert (await runtime.patch("/sessions/s1/messages/b1", json={"metadata": {"x": 1}})).status_code == 200
+        assert (await runtime.delete("/sessions/s1")).status_code == 204
+
+
+async def test_another_tenants_session_is_not_found_by_any_route(keyed_app: FastAPI) -> None:
+    await seeded(keyed_app, "s1")
+    async with http_client(keyed_app, OTHER_TENANT) as other:
+        missing = (await other.get("/sessions/never-created")).json()
+        answers = {
+            "read": await other.get("/sessions/s1"),
+            "messages": await other.get("/sessions/s1/messages"),
+            "message": await other.get("/sessions/s1/messages/m1"),
+            "append": await other.post("/sessions/s1/messages", json={"messages": [user("intrude")]}),
+            "amend": await other.patch("/sessions/s1/messages/m1", json={"metadata": {"x": 1}}),
+            "run": await other.get("/sessions/s1/runs/r1"),
+            "new run": await other.post("/sessions/s1/runs", json={}),
+            "amend run": await other.patch("/sessions/s1/runs/r1", json={"result": {}}),
+            "projection": await other.get("/sessions/s1/projection", params={"view": "model"}),
+            "delete": await other.delete("/sessions/s1"),
+        }
+        assert {name: response.status_code for name, response in answers.items()} == dict.fromkeys(answers, 404)
+        # The same problem a session that never existed gets: nothing tells the two apart.
+        read = answers["read"].json()
+        assert {**read, "detail": None, "instance": None} == {**missing, "detail": None, "instance": None}
+        assert read["detail"] == missing["detail"].replace("never-created", "s1")
+        assert (await other.get("/sessions")).json()["sessions"] == []
+        # Ids are per tenant: the other tenant may use the same id for a session of its own.
+        assert (await other.post("/sessions", json={"id": "s1"})).status_code == 201
+    async with http_client(keyed_app, READER) as reader:
+        assert (await reader.get("/sessions/s1")).json()["messageCount"] == 1
+        assert (await reader.get("/sessions/s1/messages/m1")).json()["content"] == "hi"
+
+
+async def test_with_no_keys_auth_is_off_and_the_start_says_so(
+    trust_app: AppFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("WARNING", logger="projector"):
+        async with trust_app() as application, http_client(application) as anonymous:
+            assert (await anonymous.post("/sessions", json={"id": "s1"})).status_code == 201
+    assert any("authentication is off" in record.getMessage() for record in caplog.records)
+
+
+async def test_with_keys_the_start_does_not_warn(keyed_app: FastAPI, caplog: pytest.LogCaptureFixture) -> None:
+    async with http_client(keyed_app, RUNTIME) as runtime:
+        assert (await runtime.get("/sessions")).status_code == 200
+    assert not any("authentication is off" in record.getMessage() for record in caplog.records)
+
+
+async def test_the_openapi_document_declares_the_problem_answers(keyed_app: FastAPI) -> None:
+    async with http_client(keyed_app) as anonymous:
+        document = (await anonymous.get("/openapi.json")).json()
+    operation = document["paths"]["/sessions/{session_id}/messages"]["post"]
+    assert {"401", "403", "404", "409", "413", "422", "503"} <= set(operation["responses"])
+    assert "application/problem+json" in operation["responses"]["401"]["content"]
+

@@ -1,0 +1,215 @@
+"""``Idempotency-Key`` on POSTs, Stripe's semantics: the first response is kept and replayed byte for byte,
+another request under the same key is 422, a duplicate of a running request is 409, refused requests are
+not kept, keys are per tenant and expire."""
+
+import asyncio
+
+import asyncpg
+import httpx
+import orjson
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import text
+
+from app.store.idempotency import purge_expired_keys
+from tests.api.wire import user
+from tests.database import plain_dsn
+from tests.trust.conftest import AppFactory, http_client
+from tests.trust.keys import OTHER_TENANT, RUNTIME, WRITER
+
+
+def keyed(key: str) -> dict[str, str]:
+    return {"idempotency-key": key}
+
+
+async def kept_keys(app: FastAPI) -> list[tuple[str, str, int | None]]:
+    async with app.state.database.reading() as connection:
+        rows = await connection.execute(text("SELECT tenant_id, key, status_code FROM idempotency_keys ORDER BY key"))
+        return [tuple(row) for row in rows]
+
+
+@pytest.fixture
+async def writer(keyed_app: FastAPI) -> httpx.AsyncClient:
+    async with http_client(keyed_app, WRITER) as client:
+        assert (await client.post("/sessions", json={"id": "s1"})).status_code == 201
+        yield client
+
+
+async def test_a_retry_replays_the_first_response_byte_for_byte_and_writes_once(writer: httpx.AsyncClient) -> None:
+    body = {"messages": [user("hello")]}  # no client id: without the key a retry would store it twice
+    first = await writer.post("/sessions/s1/messages", json=body, headers=keyed("k-1"))
+    again = await writer.post("/sessions/s1/messages", json=body, headers=keyed("k-1"))
+    assert first.status_code == again.status_code == 201
+    assert again.content == first.content
+    assert again.headers["idempotent-replayed"] == "true"
+    assert "idempotent-replayed" not in first.headers
+    assert again.headers["content-type"] == first.headers["content-type"]
+    assert (await writer.get("/sessions/s1")).json()["messageCount"] == 1
+
+
+async def test_a_created_session_replays_with_its_location(keyed_app: FastAPI) -> None:
+    async with http_client(keyed_app, WRITER) as client:
+        first = await client.post("/sessions", json={"title": "t"}, headers=keyed("create"))
+        again = await client.post("/sessions", json={"title": "t"}, headers=keyed("create"))
+        assert first.status_code == again.status_code == 201
+        assert again.headers["location"] == first.headers["location"]
+        assert again.json()["id"] == first.json()["id"]
+        assert len((await client.get("/sessions")).json()["sessions"]) == 1
+
+
+async def test_the_same_key_with_another_body_or_path_is_422(writer: httpx.AsyncClient) -> None:
+    await writer.post("/sessions/s1/messages", json={"messages": [user("a")]}, headers=keyed("k-2"))
+    other_body = await writer.post("/sessions/s1/messages", json={"messages": [user("b")]}, headers=keyed("k-2"))
+    assert other_body.status_code == 422
+    assert other_body.headers["content-type"] == "application/problem+json"
+    assert other_body.json()["type"].endswith("/idempotency-key-reused")
+    other_path = await writer.post("/sessions", json={"messages": [user("a")]}, headers=keyed("k-2"))
+    assert other_path.status_code == 422
+    assert (await writer.get("/sessions/s1")).json()["messageCount"] == 1
+
+
+async def test_a_duplicate_while_the_first_runs_is_409_and_the_first_still_lands(
+    keyed_app: FastAPI, writer: httpx.AsyncClient, database_url: str
+) -> None:
+    # Hold the session's row lock from another connection so the first append waits inside its route.
+    blocker = await asyncpg.connect(plain_dsn(database_url))
+    try:
+        transaction = blocker.transaction()
+        await transaction.start()
+        await blocker.execute("SELECT 1 FROM sessions WHERE id = 's1' FOR UPDATE")
+        body = {"messages": [user("slow")]}
+        first = asyncio.create_task(writer.post("/sessions/s1/messages", json=body, headers=keyed("k-3")))
+        await asyncio.sleep(0.3)
+        duplicate = await writer.post("/sessions/s1/messages", json=body, headers=keyed("k-3"))
+        assert duplicate.status_code == 409
+        assert duplicate.json()["type"].endswith("/idempotency-key-in-flight")
+        assert duplicate.headers["retry-after"] == "1"
+        assert not first.done()
+        await transaction.commit()
+        assert (await first).status_code == 201
+    finally:
+        await blocker.close()
+    replay = await writer.post("/sessions/s1/messages", json=body, headers=keyed("k-3"))
+    assert replay.headers["idempotent-replayed"] == "true"
+    assert (await writer.get("/sessions/s1")).json()["messageCount"] == 1
+
+
+async def test_concurrent_duplicates_execute_once(writer: httpx.AsyncClient) -> None:
+    body = {"messages": [user("once")]}
+    answers = await asyncio.gather(
+        *(writer.post("/sessions/s1/messages", json=body, headers=keyed("k-4")) for _ in range(8))
+    )
+    statuses = sorted(response.status_code for response in answers)
+    assert set(statuses) <= {201, 409}
+    assert statuses.count(201) >= 1
+    created = [response for response in answers if response.status_code == 201]
+    assert len({response.content for response in created}) == 1
+    assert (await writer.get("/sessions/s1")).json()["messageCount"] == 1
+
+
+async def test_a_request_refused_before_it_ran_is_not_kept(keyed_app: FastAPI, writer: httpx.AsyncClient) -> None:
+    invalid = await writer.post("/sessions/s1/messages", json={"messages": [{"role": "nobody"}]}, headers=keyed("k-5"))
+    assert invalid.status_code == 422
+    missing = await writer.post("/sessions/nope/messages", json={"messages": [user("x")]}, headers=keyed("k-6"))
+    assert missing.status_code == 404
+    assert await kept_keys(keyed_app) == []
+    # The corrected request may reuse the key: it runs instead of being called a mismatch.
+    fixed = await writer.post("/sessions/s1/messages", json={"messages": [user("x")]}, headers=keyed("k-5"))
+    assert fixed.status_code == 201
+    assert await kept_keys(keyed_app) == [("acme", "k-5", 201)]
+
+
+async def test_a_conflict_that_ran_is_kept_and_replayed(writer: httpx.AsyncClient) -> None:
+    await writer.post("/sessions/s1/messages", json={"messages": [user("first", id="m1")]})
+    clash = {"messages": [user("changed", id="m1")]}
+    first = await writer.post("/sessions/s1/messages", json=clash, headers=keyed("k-7"))
+    again = await writer.post("/sessions/s1/messages", json=clash, headers=keyed("k-7"))
+    assert first.status_code == again.status_code == 409
+    assert again.content == first.content
+    assert again.headers["idempotent-replayed"] == "true"
+
+
+@pytest.mark.parametrize("key", ["", "   ", "k" * 256])
+async def test_an_empty_or_overlong_key_is_400(writer: httpx.AsyncClient, key: str) -> None:
+    response = await writer.post("/sessions/s1/messages", json={"messages": [user("x")]}, headers=keyed(key))
+    assert response.status_code == 400
+    assert response.json()["type"].endswith("/idempotency-key-invalid")
+    assert (await writer.get("/sessions/s1")).json()["messageCount"] == 0
+
+
+async def test_a_key_of_255_characters_is_accepted(writer: httpx.AsyncClient) -> None:
+    key = "k" * 255
+    first = await writer.post("/sessions/s1/messages", json={"messages": [user("x")]}, headers=keyed(key))
+    again = await writer.post("/sessions/s1/messages", json={"messages": [user("x")]}, headers=keyed(key))
+    assert (first.status_code, again.headers["idempotent-replayed"]) == (201, "true")
+
+
+async def test_keys_belong_to_a_tenant(keyed_app: FastAPI) -> None:
+    body = {"id": "shared", "title": "mine"}
+    async with http_client(keyed_app, WRITER) as acme, http_client(keyed_app, OTHER_TENANT) as globex:
+        first = await acme.post("/sessions", json=body, headers=keyed("same-key"))
+        other = await globex.post("/sessions", json=body, headers=keyed("same-key"))
+        assert first.status_code == other.status_code == 201
+        assert "idempotent-replayed" not in other.headers
+    assert [row[0] for row in await kept_keys(keyed_app)] == ["acme", "globex"]
+
+
+async def test_a_runtime_key_of_the_same_tenant_shares_the_key_space(keyed_app: FastAPI) -> None:
+    async with http_client(keyed_app, WRITER) as writer, http_client(keyed_app, RUNTIME) as runtime:
+        first = await writer.post("/sessions", json={"id": "s9"}, headers=keyed("tenant-wide"))
+        again = await runtime.post("/sessions", json={"id": "s9"}, headers=keyed("tenant-wide"))
+        assert again.content == first.content and again.headers["idempotent-replayed"] == "true"
+
+
+async def test_an_expired_key_runs_again_and_expired_rows_are_purged(
+    keyed_app: FastAPI, writer: httpx.AsyncClient
+) -> None:
+    body = {"messages": [user("x")]}
+    await writer.post("/sessions/s1/messages", json=body, headers=keyed("old"))
+    await writer.post("/sessions/s1/messages", json=body, headers=keyed("stale"))
+    async with keyed_app.state.database.transaction() as connection:
+        await connection.execute(text("UPDATE idempotency_keys SET expires_at = now() - interval '1 second'"))
+    rerun = await writer.post("/sessions/s1/messages", json=body, headers=keyed("old"))
+    assert rerun.status_code == 201 and "idempotent-replayed" not in rerun.headers
+    assert (await writer.get("/sessions/s1")).json()["messageCount"] == 3
+    async with keyed_app.state.database.transaction() as connection:
+        assert await purge_expired_keys(connection) == 1
+    assert [row[1] for row in await kept_keys(keyed_app)] == ["old"]
+
+
+async def test_the_kept_response_lasts_the_configured_time(trust_app: AppFactory) -> None:
+    async with trust_app(idempotency_ttl_seconds=3600) as application, http_client(application) as client:
+        await client.post("/sessions", json={"id": "s1"}, headers=keyed("ttl"))
+        async with application.state.database.reading() as connection:
+            seconds = (
+                await connection.execute(text("SELECT extract(epoch FROM expires_at - created_at) FROM idempotency_keys"))
+            ).scalar_one()
+    assert 3590 <= float(seconds) <= 3610
+
+
+async def test_posts_without_a_key_and_other_methods_are_untouched(
+    keyed_app: FastAPI, writer: httpx.AsyncClient
+) -> None:
+    await writer.post("/sessions/s1/messages", json={"messages": [user("x", id="m1")]})
+    patched = await writer.patch("/sessions/s1/messages/m1", json={"metadata": {"a": 1}}, headers=keyed("patch"))
+    assert patched.status_code == 200 and "idempotent-replayed" not in patched.headers
+    assert await kept_keys(keyed_app) == []
+
+
+async def test_a_body_over_the_limit_with_a_key_is_413_and_not_kept(trust_app: AppFactory) -> None:
+    async with trust_app(max_body_bytes=1024) as application, http_client(application) as client:
+        await client.post("/sessions", json={"id": "s1"})
+        payload = orjson.dumps({"messages": [user("x" * 4096)]})
+
+        async def chunks():  # no Content-Length: the limit must count what arrives
+            for start in range(0, len(payload), 512):
+                yield payload[start : start + 512]
+
+        response = await client.post(
+            "/sessions/s1/messages",
+            content=chunks(),
+            headers={**keyed("big"), "content-type": "application/json"},
+        )
+        assert response.status_code == 413
+        assert response.headers["content-type"] == "application/problem+json"
+        assert await kept_keys(application) == []
