@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.context.accounting import pruned_tokens, sent_to_model
+from app.context.accounting import DEFAULT_CONTEXT, model_tokens, pruned_tokens, sent_to_model
 from app.context.config import PrunePolicy
 from app.context.history_window import history_window
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
+from app.projections.types import ProjectionContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +54,14 @@ def compacted_at_patch(now: datetime) -> dict[str, str]:
     return {"compactedAt": now.isoformat()}
 
 
-def plan_prune(messages: Sequence[EngineMessage], policy: PrunePolicy) -> PrunePlan:
-    """Choose the tool results to prune in the current model window (after the newest compaction)."""
+def plan_prune(
+    messages: Sequence[EngineMessage], policy: PrunePolicy, ctx: ProjectionContext = DEFAULT_CONTEXT
+) -> PrunePlan:
+    """Choose the tool results to prune in the current model window (after the newest compaction).
+
+    Costs are what the model view sends for each result under ``ctx`` (a result over the soft limit is
+    already cut there), so the saving reported is the saving the model sees.
+    """
     window = history_window(messages).messages
     turns = 0
     seen = 0
@@ -63,9 +70,9 @@ def plan_prune(messages: Sequence[EngineMessage], policy: PrunePolicy) -> PruneP
     for message in reversed(window):
         if message.kind is Kind.USER_INPUT and message.metadata.get("synthetic") is not True:
             turns += 1
-        if turns < policy.protect_user_turns or not _prunable(message, policy):
+        if turns < policy.protect_user_turns or not _prunable(message, policy, ctx):
             continue
-        cost = message.token_estimate
+        cost = model_tokens(message, ctx)
         seen += cost
         # The result that crosses the budget is itself a candidate (opencode's rule): the protected output
         # never exceeds the budget.
@@ -88,8 +95,8 @@ def plan_prune(messages: Sequence[EngineMessage], policy: PrunePolicy) -> PruneP
     return PrunePlan(ids, saving, saving, protected, f"pruned {len(ids)} tool results, {saving} tokens")
 
 
-def _prunable(message: EngineMessage, policy: PrunePolicy) -> bool:
-    if message.kind is not Kind.TOOL_RESULT or not sent_to_model(message):
+def _prunable(message: EngineMessage, policy: PrunePolicy, ctx: ProjectionContext) -> bool:
+    if message.kind is not Kind.TOOL_RESULT or not sent_to_model(message, ctx):
         return False
     if message.metadata.get("compactedAt"):
         return False

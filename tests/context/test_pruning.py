@@ -3,13 +3,15 @@ from datetime import UTC, datetime
 from app.context.accounting import pruned_tokens
 from app.context.config import PrunePolicy
 from app.context.pruning import compacted_at_patch, plan_prune
+from app.projections.types import ProjectionContext
 from tests.context.histories import assistant, boundary, call, history, result, summary, user
 
 SMALL = PrunePolicy(protect_user_turns=2, protect_tool_tokens=1_000, minimum_savings_tokens=500)
 
 
 def exchange(call_id, tokens, name="Read", **kw):
-    return [call(call_id, name, tokens=10), result(call_id, name=name, tokens=tokens, **kw)]
+    """A call and a result whose output really is ``tokens`` tokens long."""
+    return [call(call_id, name, tokens=10), result(call_id, "x" * (4 * tokens), name=name, **kw)]
 
 
 def recent_turns():
@@ -136,12 +138,12 @@ def test_synthetic_user_messages_do_not_count_as_turns():
 
 
 def test_default_policy_protects_forty_thousand_and_needs_twenty_thousand():
-    policy = PrunePolicy()
+    policy, uncut = PrunePolicy(), ProjectionContext(tool_result_soft_limit_chars=0)
     kept = [*exchange("k1", 20_000), *exchange("k2", 20_000)]
     small = history(user("q0"), *exchange("a", 15_000), *kept, *recent_turns())
     large = history(user("q0"), *exchange("a", 25_000), *kept, *recent_turns())
-    assert plan_prune(small, policy).message_ids == ()
-    assert plan_prune(large, policy).message_ids == ("m3",)
+    assert plan_prune(small, policy, uncut).message_ids == ()
+    assert plan_prune(large, policy, uncut).message_ids == ("m3",)
 
 
 def test_plan_serialises_and_the_patch_carries_the_time_given():
@@ -149,3 +151,11 @@ def test_plan_serialises_and_the_patch_carries_the_time_given():
     plan = plan_prune(messages, SMALL)
     assert plan.as_dict()["prunedMessageIds"] == ["m3"]
     assert compacted_at_patch(datetime(2026, 4, 8, 10, 0, tzinfo=UTC)) == {"compactedAt": "2026-04-08T10:00:00+00:00"}
+
+
+def test_costs_are_what_the_model_view_sends_after_its_soft_limit_cut():
+    messages = history(user("q0"), *exchange("a", 5_000), *exchange("b", 1_000), *recent_turns())
+    cut_short = plan_prune(messages, SMALL, ProjectionContext(tool_result_soft_limit_chars=400))
+    assert cut_short.message_ids == ()
+    assert cut_short.candidate_tokens_saved < 500
+    assert plan_prune(messages, SMALL, ProjectionContext(tool_result_soft_limit_chars=0)).message_ids == ("m3",)
