@@ -158,7 +158,10 @@ def tool_call(
     model: str | None = None,
     **input_fields: Any,
 ) -> PersistedMessage:
-    """``tool_call("c1", "Read", path="a.ts")``: one assistant message holding one call."""
+    """``tool_call("c1", "Read", path="a.ts")``: one assistant message holding one call.
+
+    Keyword arguments are the tool's input; for metadata use ``tool_calls(call_part(...), **metadata)``.
+    """
     arguments = {**(input or {}), **input_fields}
     return assistant([call_part(call_id, tool_name, arguments)], id=id, provider=provider, model=model)
 
