@@ -5,8 +5,12 @@ of every message after it; with no such usage, the estimates alone (plus the req
 tools, which are not stored). A provider's count is exact for what it saw, so it replaces the estimate
 wherever it exists. Per-section figures are always estimates: no provider reports a breakdown.
 
-Pure: engine messages, a window and a policy in, a serialisable report out. Never re-estimates whole
-history at read time beyond the small corrections the model view makes (stubs, bash output).
+What is counted is what the model view sends under the request's ``ProjectionContext``: a pruned result
+costs its stub, a result over the soft limit what the view keeps, reasoning only when the view keeps it,
+reminders only when injected, UI-only records nothing. Only the messages the view changes are re-estimated,
+from what they hold; every other message costs its stored estimate, so reads never re-count a history.
+
+Pure: engine messages, a window and a policy in, a serialisable report out.
 """
 
 import math

@@ -93,7 +93,11 @@ class Summarizer:
                 "unreachable", f"the summariser at {url} is unreachable ({type(error).__name__})"
             ) from error
         if response.status_code != 200:
-            raise SummarizerError("http_status", f"the summariser at {url} answered HTTP {response.status_code}")
+            # The server's own words (vLLM: "This model's maximum context length is ...") say what to fix.
+            said = " ".join(response.text.split())[:300]
+            raise SummarizerError(
+                "http_status", f"the summariser at {url} answered HTTP {response.status_code}: {said}"
+            )
         try:
             return response.json()
         except ValueError as error:

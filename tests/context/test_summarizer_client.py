@@ -83,6 +83,15 @@ async def test_error_status_is_reported(summarizer, model_server):
     assert await failure(summarizer) == "http_status"
 
 
+async def test_error_status_carries_what_the_server_said(summarizer, model_server):
+    said = {"error": {"message": "This model's maximum context length is 32768 tokens."}}
+    model_server.reply(CHAT_PATH, Reply(status=400, json=said))
+    with pytest.raises(SummarizerError) as error:
+        await summarizer.summarize(CHAT)
+    assert "HTTP 400" in error.value.detail
+    assert "maximum context length is 32768" in error.value.detail
+
+
 async def test_garbage_is_a_bad_response(summarizer, model_server):
     model_server.garbage(CHAT_PATH)
     assert await failure(summarizer) == "bad_response"
