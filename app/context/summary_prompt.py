@@ -167,12 +167,10 @@ def _render_part(label: str, part: Mapping[str, Any], limit: int) -> str:
         case "tool-call":
             return f"[Assistant tool call]: {part.get('toolName', '')}({_json(part.get('input'))})"
         case "tool-result":
-            output = part.get("output") or {}
+            output = part.get("output")
             kind = output.get("type") if isinstance(output, dict) else None
-            title = "Tool error" if kind in {"error-text", "error-json"} else "Tool result"
-            value = output.get("value") if isinstance(output, dict) else output
-            text = value if isinstance(value, str) else _json(value)
-            return f"[{title}] {part.get('toolName', '')}: {_cut(text, limit)}"
+            title = "Tool error" if kind in {"error-text", "error-json", "execution-denied"} else "Tool result"
+            return f"[{title}] {part.get('toolName', '')}: {_cut(_output_text(output), limit)}"
         case "tool-approval-request":
             return f"[Assistant asked approval]: call {part.get('toolCallId', '')}"
         case "tool-approval-response":
@@ -181,6 +179,29 @@ def _render_part(label: str, part: Mapping[str, Any], limit: int) -> str:
             return f"[Tool approval]: {verdict}{reason}"
         case _:
             return f"[{label}]: {_cut(_json(part), limit)}"
+
+
+def _output_text(output: Any) -> str:
+    if not isinstance(output, dict):
+        return _json(output)
+    value = output.get("value")
+    match output.get("type"):
+        case "execution-denied":
+            reason = output.get("reason")
+            return f"execution denied ({reason})" if reason else "execution denied"
+        case "content" if isinstance(value, list):
+            return " ".join(_content_item_text(item) for item in value)
+        case _:
+            return value if isinstance(value, str) else _json(value)
+
+
+def _content_item_text(item: Any) -> str:
+    if not isinstance(item, dict):
+        return _json(item)
+    if item.get("type") == "text":
+        return str(item.get("text", ""))
+    media_type = str(item.get("mediaType", ""))
+    return "[image]" if media_type.startswith("image/") or "image" in str(item.get("type")) else "[file]"
 
 
 def _cut(text: str, limit: int) -> str:

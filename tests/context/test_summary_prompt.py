@@ -118,3 +118,36 @@ def test_template_headings_are_recognised_in_common_markdown_forms():
     assert has_template_heading("**Next steps:**\n- run tests")
     assert has_template_heading("# relevant files\n- a.ts")
     assert not has_template_heading("Sure! I will now edit src/auth.ts to fix the bug.")
+
+
+def test_denied_and_content_outputs_render_as_words_not_json():
+    results = [
+        {
+            "role": "tool",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": "c1",
+                    "toolName": "Bash",
+                    "output": {"type": "execution-denied", "reason": "not allowed"},
+                },
+                {
+                    "type": "tool-result",
+                    "toolCallId": "c2",
+                    "toolName": "Screenshot",
+                    "output": {
+                        "type": "content",
+                        "value": [
+                            {"type": "text", "text": "the page"},
+                            {"type": "media", "data": "AAAA", "mediaType": "image/png"},
+                        ],
+                    },
+                },
+            ],
+        }
+    ]
+    assert render_transcript(results, tool_result_chars=100).splitlines() == [
+        "[Tool error] Bash: execution denied (not allowed)",
+        "",
+        "[Tool result] Screenshot: the page [image]",
+    ]
