@@ -85,7 +85,11 @@ def _answered_ahead(calls: list[str], queue: deque[ProjectedMessage]) -> set[str
     for message in queue:
         if not open_calls:
             break
-        answered.update(open_calls.intersection(result_ids(message)))
+        found = open_calls.intersection(result_ids(message))
+        answered.update(found)
+        # An answered call needs no further look: stopping here keeps a view linear in its length instead
+        # of scanning the rest of the history once per call.
+        open_calls.difference_update(found)
         open_calls.difference_update(call_ids(message))
     return answered
 
