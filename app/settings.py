@@ -89,7 +89,7 @@ class Settings(BaseSettings):
         default=86_400, ge=1, description="How long a kept Idempotency-Key response is replayed."
     )
     idempotency_lease_seconds: int = Field(
-        default=300, ge=1, description="After this an in-flight key whose process died may be claimed again."
+        default=30, ge=1, description="An in-flight key not renewed for this long (its process died) is free again."
     )
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Origins allowed by CORS (comma-separated or JSON list); empty is off."

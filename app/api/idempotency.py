@@ -10,13 +10,15 @@ response has written nothing. Successes, 409 conflicts and the 500s the error ha
 Stripe keeps them; a request that crashed past every handler is released.
 
 The key is claimed in its own committed transaction before the route runs (that is what lets a concurrent
-duplicate see it in flight), so a process that dies between the route's commit and keeping its response
-leaves the key in flight until its lease ends; a retry after that runs again, which appends make harmless
-(message ids dedupe them).
+duplicate see it in flight), and its lease is renewed while the request runs. A process that dies, or loses
+the database, before keeping its response leaves the key in flight until the lease ends (30 s by default);
+a retry after that runs again, which appends make harmless (message ids dedupe them).
 
 This middleware must never keep or log a request body, and never a response of a request it did not claim.
 """
 
+import asyncio
+import contextlib
 import hashlib
 import logging
 import time
@@ -197,17 +199,38 @@ class Idempotency:
                 headers=[(name.decode("latin-1"), value.decode("latin-1")) for name, value in start["headers"]],
                 body=b"".join(chunks),
             )
+            await self._stop(renewal)
             await self._settle(database, tenant_id, key, claim, response)
             await send(start)
             await send({"type": "http.response.body", "body": response.body, "more_body": False})
 
+        renewal = asyncio.create_task(self._renew(database, tenant_id, key, claim))
         try:
             await self.app(scope, replay_receive, capture)
         except Exception:
             # The error handler outside us answers 500; a request that crashed is not a result to replay.
+            await self._stop(renewal)
             await self._forget(database, tenant_id, key, claim)
             raise
+        finally:
+            await self._stop(renewal)
         await self._maybe_purge(database)
+
+    async def _renew(self, database: Database, tenant_id: str, key: str, claim: str) -> None:
+        """Keeps the claim alive for as long as the request runs, so a slow request is never run twice."""
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            try:
+                async with database.transaction() as connection:
+                    await IdempotencyRepository(connection, tenant_id).extend(key, claim, self.lease_seconds)
+            except self.UNAVAILABLE:
+                log.warning("could not renew an idempotency lease")
+
+    @staticmethod
+    async def _stop(renewal: asyncio.Task[None]) -> None:
+        renewal.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await renewal
 
     async def _settle(self, database: Database, tenant_id: str, key: str, claim: str, response: KeptResponse) -> None:
         try:

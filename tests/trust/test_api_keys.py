@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from app.api.auth import ApiKeyConfigError, Authenticator, AuthenticationRequired, load_api_keys, parse_api_keys
+from app.api.auth import ApiKeyConfigError, AuthenticationRequired, Authenticator, load_api_keys, parse_api_keys
 from app.settings import Settings
 from tests.trust.keys import API_KEYS, OTHER_TENANT, READER, RUNTIME, WRITER
 

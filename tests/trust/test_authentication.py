@@ -183,4 +183,3 @@ async def test_the_openapi_document_declares_the_problem_answers(keyed_app: Fast
     operation = document["paths"]["/sessions/{session_id}/messages"]["post"]
     assert {"401", "403", "404", "409", "413", "422", "503"} <= set(operation["responses"])
     assert "application/problem+json" in operation["responses"]["401"]["content"]
-

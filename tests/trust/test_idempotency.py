@@ -181,9 +181,8 @@ async def test_the_kept_response_lasts_the_configured_time(trust_app: AppFactory
     async with trust_app(idempotency_ttl_seconds=3600) as application, http_client(application) as client:
         await client.post("/sessions", json={"id": "s1"}, headers=keyed("ttl"))
         async with application.state.database.reading() as connection:
-            seconds = (
-                await connection.execute(text("SELECT extract(epoch FROM expires_at - created_at) FROM idempotency_keys"))
-            ).scalar_one()
+            lasting = text("SELECT extract(epoch FROM expires_at - created_at) FROM idempotency_keys")
+            seconds = (await connection.execute(lasting)).scalar_one()
     assert 3590 <= float(seconds) <= 3610
 
 
