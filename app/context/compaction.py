@@ -82,13 +82,15 @@ def select_compaction(
     policy: TailPolicy,
     window_tokens: int | None = None,
     through_message_id: str | None = None,
+    ctx: ProjectionContext = DEFAULT_CONTEXT,
 ) -> CompactionSelection:
     """Split the current model window into the part to summarise and the kept tail.
 
     With ``through_message_id`` (a caller who wrote its own summary says what it covers) the cut is exactly
     there, and refused if it would split a tool call from its result: moving it would make the summary claim
     less or more than it does. Otherwise the tail follows ``policy`` and moves to the nearest cut that keeps
-    every call with its result, preferring to keep more.
+    every call with its result, preferring to keep more. Token costs are what the model view sends under
+    ``ctx``; ``window_tokens`` caps the tail at ``policy.max_window_fraction`` of the window.
     """
     window = history_window(messages)
     previous = window.compaction
@@ -96,12 +98,12 @@ def select_compaction(
     if not body:
         raise CompactionRefused("nothing_to_compact", "there are no messages after the last compaction")
     splits = _splitting_cuts(body)
+    tokens = [model_tokens(m, ctx) if sent_to_model(m, ctx) else 0 for m in body]
     if through_message_id is not None:
         cut = _explicit_cut(body, splits, through_message_id)
     else:
-        cut = _policy_cut(body, splits, _tail_budget(policy, window_tokens), policy.max_user_turns)
-    tokens = [model_tokens(m) if sent_to_model(m) else 0 for m in body]
-    summary_tokens = model_tokens(previous.summary) if previous else 0
+        cut = _policy_cut(body, splits, tokens, _tail_budget(policy, window_tokens), policy.max_user_turns)
+    summary_tokens = model_tokens(previous.summary, ctx) if previous else 0
     return CompactionSelection(
         previous=previous,
         previous_summary=plain_text(previous.summary.content).strip() if previous else None,
@@ -181,13 +183,14 @@ def plan_compaction(
     window_tokens: int | None = None,
     through_message_id: str | None = None,
     trigger: Trigger = "manual",
+    ctx: ProjectionContext = DEFAULT_CONTEXT,
 ) -> CompactionPlan:
     """Select and build in one step, for a summary the caller already has."""
     if not summary.strip():
         # Refuse before selecting, so an empty summary is reported as such even on a short history.
         raise CompactionRefused("empty_summary", "the summary is empty")
     selection = select_compaction(
-        messages, policy=policy, window_tokens=window_tokens, through_message_id=through_message_id
+        messages, policy=policy, window_tokens=window_tokens, through_message_id=through_message_id, ctx=ctx
     )
     return build_compaction(selection, summary, boundary_id=boundary_id, summary_id=summary_id, trigger=trigger)
 
@@ -214,13 +217,14 @@ def _explicit_cut(body: Sequence[EngineMessage], splits: Sequence[bool], through
     return cut
 
 
-def _policy_cut(body: Sequence[EngineMessage], splits: Sequence[bool], budget: int, max_turns: int | None) -> int:
+def _policy_cut(
+    body: Sequence[EngineMessage], splits: Sequence[bool], costs: Sequence[int], budget: int, max_turns: int | None
+) -> int:
     start, used, turns = len(body), 0, 0
     for index in range(len(body) - 1, -1, -1):
         if max_turns is not None and turns >= max_turns:
             break
-        message = body[index]
-        cost = model_tokens(message) if sent_to_model(message) else 0
+        message, cost = body[index], costs[index]
         if used + cost > budget:
             break
         used += cost
