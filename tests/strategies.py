@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from app.engine.kinds import Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import PersistedMessage
 from app.engine.promotion import promote
@@ -51,7 +52,7 @@ _SIGNATURE = st.sampled_from([None, b.SIGNATURE])
 _MAYBE_TEXT = st.one_of(st.none(), texts)
 _RESULT_SHAPES = st.sampled_from(["text", "text", "json", "error-text", "content", "denied"])
 _SUMMARY_TEXTS = st.sampled_from(["Earlier we fixed the login bug.", "Summary.", "", "  ", None])
-_SUMMARY_ROLES = st.sampled_from(["user", "system"])
+_SUMMARY_ROLES: st.SearchStrategy[Role] = st.sampled_from(["user", "system"])
 _RUNTIME_CHOICES = st.sampled_from(["system", "reminder", "handoff", "branch", "switch", "bash", "custom", "approval"])
 _EXIT_CODES = st.sampled_from([0, 1, None])
 _OUTPUT_PATHS = st.sampled_from([None, "/tmp/out.txt"])
@@ -141,7 +142,8 @@ def _tool_round(draw: st.DrawFn, call_ids: list[str]) -> list[PersistedMessage]:
     if draw(_ONE_IN_SIX) == 0:
         messages.append(b.reminder("Remember the plan."))
     answered = [call for call in calls if draw(_ONE_IN_SIX) > 0]  # the rest were interrupted
-    if answered and draw(_COIN):
+    together_in_one = draw(_COIN)
+    if answered and together_in_one:
         together = [draw(_result_part(call_id, name)) for call_id, name in answered]
         messages.append(b.tool_results(*together, **draw(_PRUNED)))
     else:

@@ -444,7 +444,7 @@ def test_bash_execution_excluded_from_context_is_hidden() -> None:
 
 # Rule 7: reasoning ----------------------------------------------------------------------------------------
 
-SAME = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
+SAME: dict[str, Any] = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
 
 
 def test_reasoning_goes_in_natively_for_the_same_provider_and_model_with_its_signature_untouched() -> None:

@@ -1,5 +1,7 @@
 """Secrets are masked in text, tool inputs and tool outputs; structure is never touched."""
 
+from typing import Any
+
 import pytest
 
 from app.projections.redaction import redact_content, redact_text, redact_value
@@ -52,7 +54,7 @@ def test_ordinary_prose_is_left_alone() -> None:
 
 
 def test_tool_inputs_and_outputs_are_masked_but_ids_and_media_bytes_are_not() -> None:
-    content = [
+    content: list[dict[str, Any]] = [
         {"type": "tool-call", "toolCallId": "c1", "toolName": "Bash", "input": {"cmd": "curl -H 'Bearer abcdefgh123'"}},
         {
             "type": "tool-result",

@@ -1,6 +1,7 @@
 """The seed's worked example (m1..m5), projected to the model view exactly as the seed prints it."""
 
 from app.engine.kinds import Kind
+from app.engine.message import EngineMessage
 from app.projections.projector import project
 from app.projections.types import ProjectionContext, View
 from tests import builders as b
@@ -9,7 +10,7 @@ ANSWER = "我先定位问题，再修改登录逻辑。"  # noqa: RUF001 (the se
 READ_CALL = {"type": "tool-call", "toolCallId": "call_1", "toolName": "Read", "input": {"file_path": "src/auth.ts"}}
 
 
-def seed_history() -> list:
+def seed_history() -> list[EngineMessage]:
     return b.engine(
         b.system("Workspace root is /repo", id="m1"),
         b.user("帮我看看 src/auth.ts ...", id="m2"),
