@@ -99,7 +99,7 @@ def _window_of(entry: Mapping[str, Any]) -> int | None:
             return value
         if isinstance(value, float) and value.is_integer() and value > 0:
             return int(value)
-        if isinstance(value, str) and value.isdigit() and int(value) > 0:
+        if isinstance(value, str) and value.isascii() and value.isdigit() and int(value) > 0:
             return int(value)
     return None
 

@@ -35,10 +35,13 @@ def config(base_url: str, **overrides) -> WindowConfig:
 
 
 @pytest.fixture
-async def windows(model_server: FakeModelServer):
-    clock = Clock()
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def windows(model_server: FakeModelServer, clock: Clock):
     probe = ModelServerWindows(config(model_server.base_url), clock=clock)
-    probe.clock = clock  # the test steps it
     yield probe
     await probe.aclose()
 
@@ -76,12 +79,12 @@ async def test_per_model_server_beats_the_provider_server(model_server):
         await probe.aclose()
 
 
-async def test_answers_are_cached_until_the_ttl_expires(windows, model_server):
+async def test_answers_are_cached_until_the_ttl_expires(windows, model_server, clock):
     await windows.lookup("vllm", "qwen-coder")
     model_server.serve_models({"qwen-coder": 131_072})
-    windows.clock.now += 59.9
+    clock.now += 59.9
     assert (await windows.lookup("vllm", "qwen-coder")).tokens == 32_768
-    windows.clock.now += 0.1
+    clock.now += 0.1
     assert (await windows.lookup("vllm", "qwen-coder")).tokens == 131_072
     assert len(model_server.requests_to(MODELS_PATH)) == 2
 
@@ -155,13 +158,13 @@ async def test_refused_connection_falls_through():
     assert "unreachable" in window.notes[0]
 
 
-async def test_failure_is_remembered_for_the_failure_ttl_then_retried(windows, model_server):
+async def test_failure_is_remembered_for_the_failure_ttl_then_retried(windows, model_server, clock):
     model_server.fail(MODELS_PATH, 503)
     assert (await windows.lookup("vllm", "qwen-coder")).tokens is None
     model_server.serve_models({"qwen-coder": 32_768})
-    windows.clock.now += 9.9
+    clock.now += 9.9
     assert (await windows.lookup("vllm", "qwen-coder")).tokens is None
-    windows.clock.now += 0.1
+    clock.now += 0.1
     assert (await windows.lookup("vllm", "qwen-coder")).tokens == 32_768
     assert len(model_server.requests_to(MODELS_PATH)) == 2
 
@@ -187,6 +190,7 @@ def test_listing_shapes_other_than_vllm_are_read():
     assert windows_from_listing([{"name": "b", "max_context_length": 4096}]) == {"b": 4096}
     assert windows_from_listing({"models": [{"id": "c", "max_model_len": "8192"}]}) == {"c": 8192}
     assert windows_from_listing({"data": [{"id": "d", "max_model_len": True}, "junk"]}) == {"d": None}
+    assert windows_from_listing({"data": [{"id": "e", "max_model_len": "²"}]}) == {"e": None}
 
 
 def test_listing_matches_a_model_by_its_root_too():
