@@ -58,9 +58,7 @@ def infer_kind(role: Role, content: Content, metadata: dict[str, Any] | None) ->
     allowed = ALLOWED_ROLES[claimed]
     if role not in allowed:
         roles = " or ".join(sorted(allowed))
-        return inferred, (
-            f"runtimeKind {raw!r} needs role {roles}, not {role}; inferred {inferred} from role {role}"
-        )
+        return inferred, f"runtimeKind {raw!r} needs role {roles}, not {role}; inferred {inferred} from role {role}"
     required = _REQUIRED_PART.get(claimed)
     if required is not None and not _has_part(content, required):
         return inferred, f"runtimeKind {raw!r} needs a {required} part; inferred {inferred} from content"
