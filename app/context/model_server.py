@@ -206,7 +206,8 @@ class ModelServerWindows:
             return self._failed(f"no answer within {timeouts.total_seconds}s")
         except httpx.TimeoutException as error:
             return self._failed(f"timed out ({type(error).__name__})")
-        except httpx.HTTPError as error:
+        except (httpx.HTTPError, httpx.InvalidURL) as error:
+            # InvalidURL is no HTTPError: a mistyped base URL in the settings must fall through too.
             return self._failed(f"unreachable ({type(error).__name__}: {error})")
         except ValueError as error:
             # JSONDecodeError is a ValueError, and so is a body without a model list.

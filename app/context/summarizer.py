@@ -88,7 +88,7 @@ class Summarizer:
                 )
         except (TimeoutError, httpx.TimeoutException) as error:
             raise SummarizerError("timeout", f"the summariser at {url} did not answer in time") from error
-        except httpx.HTTPError as error:
+        except (httpx.HTTPError, httpx.InvalidURL) as error:
             raise SummarizerError(
                 "unreachable", f"the summariser at {url} is unreachable ({type(error).__name__})"
             ) from error

@@ -158,6 +158,16 @@ async def test_refused_connection_falls_through():
     assert "unreachable" in window.notes[0]
 
 
+async def test_malformed_base_url_falls_through():
+    probe = ModelServerWindows(config("http://gpu:port"))
+    try:
+        window = await probe.resolve("vllm", "qwen-coder", session_tokens=None)
+    finally:
+        await probe.aclose()
+    assert window.source == "model_config"
+    assert "unreachable (InvalidURL" in window.notes[0]
+
+
 async def test_failure_is_remembered_for_the_failure_ttl_then_retried(windows, model_server, clock):
     model_server.fail(MODELS_PATH, 503)
     assert (await windows.lookup("vllm", "qwen-coder")).tokens is None

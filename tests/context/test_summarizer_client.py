@@ -78,6 +78,14 @@ async def test_refused_connection_is_unreachable():
         await client.aclose()
 
 
+async def test_malformed_base_url_is_unreachable():
+    client = summarizer_for("http://gpu:port")
+    try:
+        assert await failure(client) == "unreachable"
+    finally:
+        await client.aclose()
+
+
 async def test_error_status_is_reported(summarizer, model_server):
     model_server.fail(CHAT_PATH, 500)
     assert await failure(summarizer) == "http_status"
