@@ -8,7 +8,7 @@ from pydantic import AwareDatetime, Field, JsonValue
 from app.api.parts import AssistantPart, SystemPart, ToolPart, UserPart
 from app.api.wire import WireModel
 from app.engine.kinds import Role
-from app.projections.types import View
+from app.projections.types import ProjectionContext, View
 
 ClientId = Annotated[str, Field(min_length=1, max_length=128, description="Opaque, unique per session.")]
 Metadata = dict[str, JsonValue]
@@ -134,10 +134,9 @@ class RunOut(WireModel):
     updated_at: datetime
 
 
-class ProjectionQuery(WireModel):
-    """The projection context as query parameters (DESIGN section 4), plus paging for the paged views."""
+class ProjectionOptions(WireModel):
+    """The projection context (DESIGN section 4), as query parameters or as ``/chat``'s ``projection``."""
 
-    view: View
     active_agent_name: str | None = None
     model: str | None = Field(default=None, description="The target model id (reasoning stays native only for it).")
     provider: str | None = Field(default=None, description="The target provider.")
@@ -152,11 +151,59 @@ class ProjectionQuery(WireModel):
         description="Comma-separated media types the target reads (image/*, application/pdf); 'none' for text only.",
     )
     redact: bool = Field(default=False, description="Export: mask secrets.")
+
+    def to_context(self, *, provider: str | None = None, model: str | None = None) -> ProjectionContext:
+        """The core's context; ``provider`` and ``model`` override the options' own (``/chat`` sets them)."""
+        readable: tuple[str, ...] | None = None
+        if self.readable_media is not None:
+            listed = tuple(item.strip() for item in self.readable_media.split(",") if item.strip())
+            readable = () if listed in ((), ("none",)) else listed
+        return ProjectionContext(
+            active_agent_name=self.active_agent_name,
+            model=model or self.model,
+            provider=provider or self.provider,
+            include_reasoning=self.include_reasoning,
+            reasoning_fallback=self.reasoning_fallback,
+            include_tool_results=self.include_tool_results,
+            tool_result_soft_limit_chars=self.tool_result_soft_limit_chars,
+            apply_compact_boundary=self.apply_compact_boundary,
+            inject_runtime_reminder=self.inject_runtime_reminder,
+            redact=self.redact,
+            readable_media=readable,
+        )
+
+
+class ProjectionQuery(ProjectionOptions):
+    """A view and its context as query parameters, plus paging for the paged views."""
+
+    view: View
     format: Literal["json", "markdown"] = Field(default="json", description="Export: JSON or one Markdown document.")
     limit: int | None = Field(default=None, ge=1, description="Paged views (transcript, debug, export).")
     after: str | None = None
     before: str | None = None
     order: Literal["asc", "desc"] = "asc"
+
+
+class ChatRequestBody(WireModel):
+    session_id: ClientId
+    run_id: ClientId | None = Field(default=None, description="Supplies the run's model, system and tools.")
+    provider: str = Field(description="openai, openai-responses, anthropic, gemini or ai-sdk.")
+    model: str | None = Field(default=None, description="The provider's model id; from the run when omitted.")
+    system: str | None = None
+    tools: list[dict[str, JsonValue]] | None = Field(
+        default=None, description="AI SDK shape: name, description, inputSchema."
+    )
+    projection: ProjectionOptions = Field(default_factory=ProjectionOptions)
+    mutations: list[dict[str, JsonValue]] = Field(default_factory=list)
+    max_output_tokens: int | None = Field(default=None, gt=0)
+
+
+class ChatResponseBody(WireModel):
+    provider: str
+    model: str
+    payload: dict[str, Any]
+    diagnostics: dict[str, Any]
+    context: dict[str, Any]
 
 
 class ProjectedMessageOut(WireModel):

@@ -57,3 +57,10 @@ class RunRepository:
         )
         row = (await self._db.execute(statement)).mappings().first()
         return dict(row) if row else None
+
+    async def models(self, session_id: str) -> dict[str, str]:
+        """Model per run, for assistant messages that do not name the model that wrote them."""
+        statement = select(runs.c.id, runs.c.model).where(
+            runs.c.tenant_id == self._tenant, runs.c.session_id == session_id, runs.c.model.is_not(None)
+        )
+        return {row.id: row.model for row in await self._db.execute(statement)}

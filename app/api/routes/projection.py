@@ -20,7 +20,7 @@ from app.engine.promotion import promote
 from app.errors import NotFound
 from app.projections.markdown import render_markdown
 from app.projections.projector import project
-from app.projections.types import PROJECTOR_VERSION, ProjectionContext, View
+from app.projections.types import PROJECTOR_VERSION, View
 from app.projections.window import FIRST_SEQ
 from app.store.database import Database
 from app.store.messages import MessageRepository, to_persisted
@@ -30,27 +30,6 @@ router = APIRouter(tags=["projections"])
 
 PAGED_VIEWS = frozenset({View.TRANSCRIPT, View.DEBUG, View.EXPORT})
 WINDOWED_VIEWS = frozenset({View.MODEL, View.COMPACT})
-
-
-def projection_context(query: ProjectionQuery) -> ProjectionContext:
-    readable: tuple[str, ...] | None = None
-    if query.readable_media is not None:
-        listed = tuple(item.strip() for item in query.readable_media.split(",") if item.strip())
-        readable = () if listed in ((), ("none",)) else listed
-    return ProjectionContext(
-        active_agent_name=query.active_agent_name,
-        model=query.model,
-        provider=query.provider,
-        include_reasoning=query.include_reasoning,
-        reasoning_fallback=query.reasoning_fallback,
-        include_tool_results=query.include_tool_results,
-        tool_result_soft_limit_chars=query.tool_result_soft_limit_chars,
-        apply_compact_boundary=query.apply_compact_boundary,
-        inject_runtime_reminder=query.inject_runtime_reminder,
-        redact=query.redact,
-        export_format=query.format,
-        readable_media=readable,
-    )
 
 
 def projection_etag(session_id: str, session: dict[str, Any], query: ProjectionQuery) -> str:
@@ -111,7 +90,7 @@ async def get_projection(
         return Response(status_code=304, headers=headers)
 
     stored, has_more = await window_for(database, principal.tenant_id, session_id, query, walk, page_size)
-    projection = project(query.view, [promote(message) for message in stored], projection_context(query))
+    projection = project(query.view, [promote(message) for message in stored], query.to_context())
     if query.view is View.EXPORT and query.format == "markdown":
         markdown = render_markdown(projection, title=session["title"])
         return Response(markdown, media_type="text/markdown; charset=utf-8", headers=headers)

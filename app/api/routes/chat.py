@@ -1,0 +1,73 @@
+"""``POST /chat``: the exact request body a provider accepts, built from the session's model view."""
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+
+from app.api.bodies import diagnostics_body
+from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
+from app.api.model_context import context_report, load_session_window, request_tokens
+from app.api.responses import OrjsonResponse
+from app.api.schemas import ChatRequestBody, ChatResponseBody
+from app.errors import InvalidInput
+from app.projections.projector import project
+from app.projections.types import View
+from app.providers.chat_request import build_chat_request
+from app.providers.registry import adapter_for
+
+router = APIRouter(tags=["chat"])
+
+
+def run_model(run: dict[str, Any] | None, provider: str) -> str | None:
+    """A run names its model as ``provider/modelId`` or as the bare id."""
+    model = run["model"] if run else None
+    return model.removeprefix(f"{provider}/") if model else None
+
+
+@router.post("/chat", response_model=ChatResponseBody)
+async def chat(
+    body: ChatRequestBody, request: Request, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
+) -> Response:
+    adapter_for(body.provider)
+    window = await load_session_window(
+        database,
+        principal.tenant_id,
+        body.session_id,
+        run_id=body.run_id,
+        apply_compact_boundary=body.projection.apply_compact_boundary,
+    )
+    run = window.run
+    model = body.model or run_model(run, body.provider)
+    if not model:
+        raise InvalidInput("model: required unless runId names a run with a model", field="model")
+    system = body.system if body.system is not None else (run["system"] if run else None)
+    tools = body.tools if body.tools is not None else (run["tools"] if run else None)
+
+    ctx = body.projection.to_context(provider=body.provider, model=model)
+    projection = project(View.MODEL, window.messages, ctx)
+    built = build_chat_request(
+        projection,
+        provider=body.provider,
+        model=model,
+        system=system,
+        tools=tools,
+        mutations=body.mutations,
+        max_output_tokens=body.max_output_tokens,
+    )
+    report = await context_report(
+        window,
+        ctx,
+        request.app.state.model_windows,
+        settings,
+        max_output_tokens=body.max_output_tokens,
+        extra_tokens=request_tokens(system, tools),
+    )
+    return OrjsonResponse(
+        {
+            "provider": built.provider,
+            "model": built.model,
+            "payload": built.payload,
+            "diagnostics": diagnostics_body(built.diagnostics),
+            "context": report.as_dict(),
+        }
+    )
