@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.projections.types import Diagnostics, ProjectedMessage, Projection
+from app.providers.errors import EmptyConversation
 from app.providers.mutations import Mutation, apply_mutations, parse_mutations
 from app.providers.registry import adapter_for, build_payload, check_max_output_tokens
 from app.providers.serializer import to_chat_messages
@@ -48,6 +49,8 @@ def build_chat_request(
     else:
         messages, diagnostics = list(projection), Diagnostics()
     mutated, notes = apply_mutations(messages, parsed)
+    if not mutated and not (system and system.strip()):
+        raise EmptyConversation()
     diagnostics.injected_notes.extend(notes)
     chat_messages, serializer_repairs = to_chat_messages(mutated, system=system)
     payload, repairs = build_payload(

@@ -20,7 +20,6 @@ from typing import Any
 
 from app.projections.types import Repair
 from app.providers.chat_message import ChatMessage
-from app.providers.errors import EmptyConversation
 
 INTERRUPTED = "[Tool call was interrupted: no result was recorded for it.]"
 NO_OUTPUT = "(no output)"
@@ -44,14 +43,14 @@ def settle(messages: Sequence[ChatMessage]) -> tuple[Settled, list[Repair]]:
     decisions = _approval_decisions(rest)
     cleaned = [message for message in (_clean(m, repairs) for m in rest) if message is not None]
     merged = _merge_assistant_turns(cleaned, repairs)
-    paired = _pair_tool_calls(merged, decisions, repairs)
+    # Dropping orphan results can leave two assistant turns side by side: join them again.
+    paired = _merge_assistant_turns(_pair_tool_calls(merged, decisions, repairs), repairs)
     if paired and paired[-1]["role"] == "assistant":
         paired.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
         repairs.append(Repair("ends-on-assistant", f"added a user turn {CONTINUE!r} after the last assistant turn"))
     if not any(message["role"] != "system" for message in paired):
-        if not messages:
-            raise EmptyConversation()
-        # Something was there (system text, or messages the repairs emptied): keep the request valid.
+        # Only system text, or messages the repairs emptied: still a valid request. (A request with nothing
+        # at all is refused earlier, by the /chat pipeline.)
         paired.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
         repairs.append(Repair("no-conversation", f"added a user turn {CONTINUE!r}: nothing else was left to send"))
     return Settled(system, paired), repairs
