@@ -63,3 +63,15 @@ class InvalidInput(ProjectorError):
 
 class ServiceUnavailable(ProjectorError):
     status, slug, title = 503, "unavailable", "Service unavailable"
+
+
+class CompactionRefused(ProjectorError):
+    status, slug, title = 422, "compaction-refused", "Compaction refused"
+
+
+class CompactionRunning(Conflict):
+    slug, title = "compaction-running", "A compaction of this session is already running"
+
+
+class SummarizerFailed(ProjectorError):
+    status, slug, title = 502, "summarizer-failed", "The summarizer gave no usable summary"

@@ -13,13 +13,14 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
 from app.api.auth import Authenticator, install_authentication, load_api_keys
-from app.api.context_config import window_config
+from app.api.context_config import summarizer_config, window_config
 from app.api.idempotency import Idempotency
 from app.api.middleware import BodyLimit, RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
-from app.api.routes import chat, health, messages, projection, runs, sessions
+from app.api.routes import chat, context, health, messages, projection, runs, sessions
 from app.context.model_server import ModelServerWindows
+from app.context.summarizer import Summarizer
 from app.observability import configure_logging
 from app.settings import Settings, get_settings
 from app.store import migrations
@@ -73,12 +74,16 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             await asyncio.to_thread(migrations.upgrade, url)
         app.state.database = Database(create_engine(url, settings))
         app.state.model_windows = ModelServerWindows(window_config(settings))
+        summarizer = summarizer_config(settings)
+        app.state.summarizer = Summarizer(summarizer) if summarizer else None
         if not app.state.authenticator.enabled:
             log.warning("authentication is off: no API keys are configured, every caller has full access")
         try:
             yield
         finally:
             await app.state.model_windows.aclose()
+            if app.state.summarizer is not None:
+                await app.state.summarizer.aclose()
             await app.state.database.dispose()
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)
@@ -94,7 +99,15 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     app.state.settings = settings
     install_authentication(app, Authenticator(load_api_keys(settings)))
     install_problem_handlers(app)
-    for router in (sessions.router, messages.router, runs.router, projection.router, chat.router, health.router):
+    for router in (
+        sessions.router,
+        messages.router,
+        runs.router,
+        projection.router,
+        chat.router,
+        context.router,
+        health.router,
+    ):
         app.include_router(router)
     # Added innermost first: RequestContext (and CORS, when on) see every answer, BodyLimit counts the
     # bytes Idempotency reads.

@@ -61,6 +61,9 @@ class Settings(BaseSettings):
         default_factory=dict, description='Configured windows: {"anthropic/claude-sonnet-4-5": 200000}.'
     )
     window_cache_seconds: float = Field(default=300.0, gt=0, description="How long a server's window is trusted.")
+    model_server_timeout_seconds: float = Field(
+        default=3.0, gt=0, description="Longest wait for a model server's window; then the next source is used."
+    )
     compaction_threshold_ratio: float = Field(
         default=0.8, gt=0, le=1, description="Compaction is due at this share of the window."
     )

@@ -1,6 +1,14 @@
 """The service's settings mapped onto the context layer's plain configuration values."""
 
-from app.context.config import ModelServer, PrunePolicy, SummarizerConfig, TailPolicy, ThresholdPolicy, WindowConfig
+from app.context.config import (
+    ModelServer,
+    PrunePolicy,
+    SummarizerConfig,
+    TailPolicy,
+    ThresholdPolicy,
+    Timeouts,
+    WindowConfig,
+)
 from app.settings import ModelServerSetting, Settings
 
 
@@ -16,6 +24,11 @@ def window_config(settings: Settings) -> WindowConfig:
         servers_by_provider={key: _server(value) for key, value in settings.model_servers_by_provider.items()},
         context_window_tokens=dict(settings.context_windows),
         ttl_seconds=settings.window_cache_seconds,
+        timeouts=Timeouts(
+            connect_seconds=min(1.0, settings.model_server_timeout_seconds),
+            read_seconds=settings.model_server_timeout_seconds,
+            total_seconds=settings.model_server_timeout_seconds,
+        ),
     )
 
 

@@ -87,3 +87,16 @@ async def context_report(
         request_tokens=extra_tokens,
         run_models=window.run_models,
     )
+
+
+def session_model(session: dict[str, Any], provider: str | None, model: str | None) -> tuple[str | None, str | None]:
+    """The model to count for: the request's, else the session's ``provider/modelId`` reference."""
+    reference = session.get("model")
+    if model or not reference:
+        return provider, model
+    session_provider, _, session_model_id = reference.rpartition("/")
+    if not session_provider:
+        return provider, reference
+    if provider and provider != session_provider:
+        return provider, None
+    return session_provider, session_model_id

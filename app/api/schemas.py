@@ -222,3 +222,30 @@ class ProjectionOut(WireModel):
     diagnostics: dict[str, Any]
     next_cursor: str | None = None
     has_more: bool | None = None
+
+
+class ContextQuery(ProjectionOptions):
+    """The model (``model``/``provider``, else the session's) and the request whose context is counted."""
+
+    max_output_tokens: int | None = Field(default=None, gt=0, description="Room the answer needs.")
+
+
+class CompactionRequest(WireModel):
+    summary: str | None = Field(default=None, description="Your summary; omitted: the configured summarizer writes it.")
+    through_message_id: ClientId | None = Field(
+        default=None, description="The last message your summary covers; omitted: the tail policy decides."
+    )
+    boundary_id: ClientId | None = None
+    summary_id: ClientId | None = None
+    trigger: Literal["manual", "auto"] = "manual"
+    instructions: str | None = Field(default=None, max_length=10_000, description="Extra guidance for the summarizer.")
+    projection: ProjectionOptions = Field(default_factory=ProjectionOptions)
+
+
+class PruneRequest(WireModel):
+    dry_run: bool = Field(default=False, description="Report what would be pruned, mark nothing.")
+    projection: ProjectionOptions = Field(default_factory=ProjectionOptions)
+    protect_user_turns: int | None = Field(default=None, ge=0)
+    protect_tool_tokens: int | None = Field(default=None, ge=0)
+    minimum_savings_tokens: int | None = Field(default=None, ge=0)
+    protected_tools: list[str] | None = None

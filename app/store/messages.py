@@ -1,5 +1,10 @@
 """``MessageRepository``: the append-only message log of a session.
 
+Hot reads (a page, the model window) go straight to the asyncpg connection under the request's SQLAlchemy
+connection, with hand-written SQL: a 1,000-row window then costs one prepared statement and one tuple per
+row, not a compiled Core statement and a ``RowMapping`` per row. They still run inside the request's
+transaction (and its snapshot); writes stay on SQLAlchemy Core.
+
 Ordering: an append first locks the session row (``SELECT ... FOR UPDATE``), so appends to one session run
 one at a time and ``seq`` is assigned gap-free in commit order; a reader paging with ``after=`` can never
 skip a row that commits later with a smaller seq. Appends to different sessions never wait on each other.
@@ -9,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import asyncpg
 from sqlalchemy import Text, bindparam, func, insert, select, update
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -31,6 +37,29 @@ MESSAGE_COLUMNS = (
     messages.c.created_at,
     messages.c.token_estimate,
 )
+
+
+# The SQL below is assembled from these constants only; every value is a bind parameter.
+_READ_COLUMNS = "id, session_id, seq, role, kind, content, metadata, run_id, created_at, token_estimate"
+_PERSISTED_COLUMNS = "id, session_id, seq, role, content, created_at, metadata, run_id, token_estimate"
+"""``PersistedMessage``'s fields in declaration order, so a row becomes one with a single positional call."""
+
+_SCOPE = "tenant_id = $1 AND session_id = $2"
+_PAGE_SQL = {
+    (has_after, has_before, backwards): (
+        f"SELECT {_READ_COLUMNS} FROM messages WHERE {_SCOPE}"  # noqa: S608
+        + (" AND seq > $4" if has_after else "")
+        + (f" AND seq < ${5 if has_after else 4}" if has_before else "")
+        + (" ORDER BY seq DESC" if backwards else " ORDER BY seq")
+        + " LIMIT $3"
+    )
+    for has_after in (False, True)
+    for has_before in (False, True)
+    for backwards in (False, True)
+}
+_FROM_SEQ_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND seq >= $3 ORDER BY seq"  # noqa: S608
+_BY_KINDS_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND kind = ANY($3::text[]) ORDER BY seq"  # noqa: S608
+_GET_SQL = f"SELECT {_READ_COLUMNS} FROM messages WHERE {_SCOPE} AND id = $3"  # noqa: S608
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +107,13 @@ class MessageRepository:
     def __init__(self, connection: AsyncConnection, tenant_id: str) -> None:
         self._db = connection
         self._tenant = tenant_id
+
+    async def _driver(self) -> asyncpg.Connection:
+        """The asyncpg connection under this request's connection; its jsonb codec (set by the engine)
+        decodes with orjson. A read issued before the transaction's first Core statement runs in autocommit,
+        which sees what a READ COMMITTED statement would; ``Database.reading`` starts its snapshot first."""
+        raw = await self._db.get_raw_connection()
+        return raw.driver_connection  # type: ignore[return-value]
 
     def _in_session(self, session_id: str) -> tuple[Any, Any]:
         return messages.c.tenant_id == self._tenant, messages.c.session_id == session_id
@@ -140,20 +176,15 @@ class MessageRepository:
     ) -> tuple[list[dict[str, Any]], bool]:
         """The ``limit`` rows next to the cursor in walk order (newest first when ``backwards``), and whether
         more lie beyond them."""
-        statement = select(*MESSAGE_COLUMNS).where(*self._in_session(session_id))
-        if after_seq is not None:
-            statement = statement.where(messages.c.seq > after_seq)
-        if before_seq is not None:
-            statement = statement.where(messages.c.seq < before_seq)
-        order = messages.c.seq.desc() if backwards else messages.c.seq.asc()
-        result = await self._db.execute(statement.order_by(order).limit(limit + 1))
-        rows = [dict(row) for row in result.mappings()]
+        parameters: list[Any] = [self._tenant, session_id, limit + 1]
+        parameters += [seq for seq in (after_seq, before_seq) if seq is not None]
+        sql = _PAGE_SQL[after_seq is not None, before_seq is not None, backwards]
+        rows = [dict(row) for row in await (await self._driver()).fetch(sql, *parameters)]
         return rows[:limit], len(rows) > limit
 
     async def get(self, session_id: str, message_id: str) -> dict[str, Any] | None:
-        statement = select(*MESSAGE_COLUMNS).where(*self._in_session(session_id), messages.c.id == message_id)
-        row = (await self._db.execute(statement)).mappings().first()
-        return dict(row) if row else None
+        row = await (await self._driver()).fetchrow(_GET_SQL, self._tenant, session_id, message_id)
+        return dict(row) if row is not None else None
 
     async def amend_metadata(self, session_id: str, message_id: str, changes: dict[str, Any]) -> dict[str, Any] | None:
         """Shallow merge: keys with a None value are removed. Content is never touched."""
@@ -178,14 +209,35 @@ class MessageRepository:
         )
         return dict(row)
 
+    async def mark_compacted(self, session_id: str, message_ids: list[str], compacted_at: str) -> list[str]:
+        """Sets ``compactedAt`` on the given tool results that do not have it yet; returns those marked."""
+        patch = bindparam("patch", {"compactedAt": compacted_at}, type_=JSONB)
+        statement = (
+            update(messages)
+            .where(
+                *self._in_session(session_id),
+                messages.c.id.in_(message_ids),
+                messages.c.kind == str(Kind.TOOL_RESULT),
+                ~messages.c.metadata.has_key("compactedAt"),
+            )
+            .values(metadata=messages.c.metadata.op("||", return_type=JSONB)(patch))
+            .returning(messages.c.id)
+        )
+        marked = [row.id for row in await self._db.execute(statement)]
+        if marked:
+            await self._db.execute(
+                update(sessions)
+                .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
+                .values(revision=sessions.c.revision + 1, updated_at=func.now())
+            )
+        return marked
+
     async def by_kinds(self, session_id: str, kinds: tuple[Kind, ...]) -> list[PersistedMessage]:
         """Every message of the given kinds, oldest first: one index range per kind."""
-        statement = (
-            select(*MESSAGE_COLUMNS)
-            .where(*self._in_session(session_id), messages.c.kind.in_([str(kind) for kind in kinds]))
-            .order_by(messages.c.seq)
+        rows = await (await self._driver()).fetch(
+            _BY_KINDS_SQL, self._tenant, session_id, [str(kind) for kind in kinds]
         )
-        return [to_persisted(dict(row)) for row in (await self._db.execute(statement)).mappings()]
+        return [PersistedMessage(*row) for row in rows]
 
     async def model_window(self, session_id: str) -> list[PersistedMessage]:
         """What the model view needs and no more: the newest complete compaction's summary, its kept tail
@@ -213,9 +265,5 @@ class MessageRepository:
 
     async def from_seq(self, session_id: str, first_seq: int) -> list[PersistedMessage]:
         """Every message from ``first_seq`` on, oldest first."""
-        statement = (
-            select(*MESSAGE_COLUMNS)
-            .where(*self._in_session(session_id), messages.c.seq >= first_seq)
-            .order_by(messages.c.seq)
-        )
-        return [to_persisted(dict(row)) for row in (await self._db.execute(statement)).mappings()]
+        rows = await (await self._driver()).fetch(_FROM_SEQ_SQL, self._tenant, session_id, first_seq)
+        return [PersistedMessage(*row) for row in rows]

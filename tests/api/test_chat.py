@@ -136,7 +136,5 @@ async def test_context_reports_the_window_and_whether_compaction_is_due(client: 
 async def test_projection_options_shape_the_payload(client: httpx.AsyncClient) -> None:
     await new_session(client)
     await append(client, "s1", tool_call("c1", "read", id="t1"), tool_result("c1", "read", "y" * 500, id="t2"))
-    body = (
-        await chat(client, provider="openai", model="gpt-4.1", projection={"toolResultSoftLimitChars": 100})
-    ).json()
+    body = (await chat(client, provider="openai", model="gpt-4.1", projection={"toolResultSoftLimitChars": 100})).json()
     assert "t2" in body["diagnostics"]["truncatedMessageIds"]

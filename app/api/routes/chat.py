@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request, Response
 
 from app.api.bodies import diagnostics_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
-from app.api.model_context import context_report, load_session_window, request_tokens
+from app.api.model_context import context_report, load_session_window, request_tokens, session_model
 from app.api.responses import OrjsonResponse
 from app.api.schemas import ChatRequestBody, ChatResponseBody
 from app.errors import InvalidInput
@@ -37,9 +37,9 @@ async def chat(
         apply_compact_boundary=body.projection.apply_compact_boundary,
     )
     run = window.run
-    model = body.model or run_model(run, body.provider)
+    model = body.model or run_model(run, body.provider) or session_model(window.session, body.provider, None)[1]
     if not model:
-        raise InvalidInput("model: required unless runId names a run with a model", field="model")
+        raise InvalidInput("model: required unless the run or the session names one", field="model")
     system = body.system if body.system is not None else (run["system"] if run else None)
     tools = body.tools if body.tools is not None else (run["tools"] if run else None)
 
