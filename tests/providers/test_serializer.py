@@ -1,0 +1,74 @@
+from app.projections.types import ProjectedMessage, View
+from app.providers.serializer import to_chat_messages
+from tests.builders import assistant, image_part, system, text_part, tool_call, user
+from tests.providers.projected import raw
+
+
+def rules(repairs: list) -> list[str]:
+    return [repair.rule for repair in repairs]
+
+
+def test_string_content_becomes_one_text_part() -> None:
+    messages, repairs = to_chat_messages(raw(user("hi")))
+    assert messages == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    assert repairs == []
+
+
+def test_request_system_and_leading_notes_become_one_first_system_message() -> None:
+    messages, _ = to_chat_messages(raw(system("Use tabs."), user("hi"), system("Later note")), system="Be brief.")
+    assert messages[0] == {"role": "system", "content": "Be brief.\n\nUse tabs."}
+    assert messages[2] == {"role": "system", "content": "Later note"}
+
+
+def test_blank_system_prompt_adds_no_system_message() -> None:
+    messages, _ = to_chat_messages(raw(user("hi")), system="  ")
+    assert [message["role"] for message in messages] == ["user"]
+
+
+def test_unknown_part_is_dropped_and_reported_with_its_message_id() -> None:
+    messages, repairs = to_chat_messages(raw(user([text_part("hi"), {"type": "hologram"}])))
+    assert messages[0]["content"] == [{"type": "text", "text": "hi"}]
+    assert repairs[0].rule == "unknown-part"
+    assert repairs[0].message_ids == ("m1",)
+
+
+def test_keys_the_sdk_does_not_define_are_removed_and_reported() -> None:
+    messages, repairs = to_chat_messages(raw(user([text_part("hi", id="p1", cache=True)])))
+    assert messages[0]["content"] == [{"type": "text", "text": "hi"}]
+    assert rules(repairs) == ["unknown-part-keys"]
+
+
+def test_part_a_role_cannot_carry_is_dropped_and_reported() -> None:
+    messages, repairs = to_chat_messages(raw(user([text_part("hi"), {"type": "reasoning", "text": "x"}])))
+    assert messages[0]["content"] == [{"type": "text", "text": "hi"}]
+    assert rules(repairs) == ["part-not-allowed"]
+
+
+def test_assistant_image_becomes_a_file_part() -> None:
+    messages, repairs = to_chat_messages(raw(assistant([image_part()])))
+    assert messages[0]["content"] == [{"type": "file", "data": "iVBORw0KGgo=", "mediaType": "image/png"}]
+    assert rules(repairs) == ["assistant-image-as-file"]
+
+
+def test_unpaired_surrogates_are_removed_and_pairs_joined() -> None:
+    message = ProjectedMessage(View.MODEL, "user", "user_input", ("m1",), "a\ud800b \ud83d\ude00")  # type: ignore[arg-type]
+    messages, repairs = to_chat_messages([message], system="sys\udc00")
+    assert messages[0]["content"] == "sys"
+    assert messages[1]["content"] == [{"type": "text", "text": "ab 😀"}]
+    assert rules(repairs) == ["unpaired-surrogates", "unpaired-surrogates"]
+
+
+def test_surrogates_inside_tool_inputs_are_removed() -> None:
+    messages, _ = to_chat_messages(raw(tool_call("c1", "Read", path="a\ud800.ts")))
+    assert messages[0]["content"][0]["input"] == {"path": "a.ts"}  # type: ignore[typeddict-item]
+
+
+def test_tool_call_stays_as_it_was_stored() -> None:
+    messages, repairs = to_chat_messages(raw(tool_call("c1", "Read", path="a.ts")))
+    assert messages == [
+        {
+            "role": "assistant",
+            "content": [{"type": "tool-call", "toolCallId": "c1", "toolName": "Read", "input": {"path": "a.ts"}}],
+        }
+    ]
+    assert repairs == []
