@@ -1,0 +1,1 @@
+"""Benchmarks for issue 6: one script per target, each printing its figures and ratios (``bench/run_all.py``)."""

@@ -1,0 +1,194 @@
+"""What every benchmark needs: a migrated PostgreSQL, a real uvicorn worker, raw asyncpg and timing.
+
+Never used by the service or the tests. The database is an embedded PostgreSQL in a temporary folder
+(deleted on exit) unless ``--database-url`` names a server; either way a fresh database is created for the
+run and dropped after it, so a benchmark never touches anyone's rows.
+"""
+
+import argparse
+import asyncio
+import contextlib
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+import httpx
+import orjson
+from sqlalchemy.engine import make_url
+
+from app.store import migrations
+from app.store.embedded import EmbeddedPostgres
+
+ROOT = Path(__file__).resolve().parents[1]
+TENANT = "default"
+"""With no API keys configured every caller is the runtime of this tenant."""
+
+
+def arguments(description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--database-url", default=None, help="a PostgreSQL server to use instead of an embedded one")
+    return parser
+
+
+def plain_dsn(url: str) -> str:
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def asyncpg_url(url: str) -> str:
+    return make_url(url).set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
+
+
+@contextlib.asynccontextmanager
+async def database(server_url: str | None) -> AsyncIterator[str]:
+    """A fresh, migrated database for this run (asyncpg SQLAlchemy URL), dropped afterwards."""
+    embedded: EmbeddedPostgres | None = None
+    if server_url is None:
+        embedded = await asyncio.to_thread(
+            EmbeddedPostgres, Path(tempfile.mkdtemp(prefix="projector-bench-")), delete_on_stop=True
+        )
+        server_url = embedded.url("postgres")
+    admin = asyncpg_url(server_url)
+    name = f"projector_bench_{uuid.uuid4().hex[:10]}"
+    connection = await asyncpg.connect(plain_dsn(admin))
+    try:
+        await connection.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await connection.close()
+    url = make_url(admin).set(database=name).render_as_string(hide_password=False)
+    try:
+        await asyncio.to_thread(migrations.upgrade, url)
+        yield url
+    finally:
+        connection = await asyncpg.connect(plain_dsn(admin))
+        try:
+            await connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await connection.close()
+        if embedded is not None:
+            await asyncio.to_thread(embedded.stop)
+
+
+async def raw_connection(url: str) -> asyncpg.Connection:
+    """A plain asyncpg connection whose jsonb values are decoded and encoded with orjson."""
+    connection = await asyncpg.connect(plain_dsn(url))
+    await connection.set_type_codec(
+        "jsonb",
+        schema="pg_catalog",
+        encoder=lambda value: b"\x01" + orjson.dumps(value),
+        decoder=lambda data: orjson.loads(data[1:]),
+        format="binary",
+    )
+    return connection
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class Server:
+    """One uvicorn worker serving ``app.main:app`` on a loopback port, in its own process."""
+
+    process: subprocess.Popen[bytes]
+    base_url: str
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
+@contextlib.asynccontextmanager
+async def serve(url: str, **settings: str) -> AsyncIterator[Server]:
+    port = free_port()
+    environment = {
+        **os.environ,
+        "PROJECTOR_DATABASE_URL": url,
+        "PROJECTOR_MIGRATE_ON_START": "false",
+        "PROJECTOR_LOG_LEVEL": "warning",
+        **{f"PROJECTOR_{key.upper()}": value for key, value in settings.items()},
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "app.main:app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--no-access-log",
+        "--log-level",
+        "warning",
+    ]
+    process = subprocess.Popen(command, cwd=ROOT, env=environment)  # noqa: ASYNC220 - started once, not awaited
+    server = Server(process, f"http://127.0.0.1:{port}")
+    try:
+        async with httpx.AsyncClient(base_url=server.base_url) as client:
+            for _ in range(300):
+                with contextlib.suppress(httpx.TransportError):
+                    if (await client.get("/healthz")).status_code == 200:
+                        break
+                if process.poll() is not None:
+                    raise RuntimeError(f"uvicorn exited with {process.returncode}")
+                await asyncio.sleep(0.05)
+            else:
+                raise RuntimeError("uvicorn did not answer /healthz within 15 s")
+        yield server
+    finally:
+        process.terminate()
+        try:
+            await asyncio.to_thread(process.wait, 15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def client(server: Server, connections: int = 20) -> httpx.AsyncClient:
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    return httpx.AsyncClient(base_url=server.base_url, limits=limits, timeout=120.0)
+
+
+async def samples(action: Callable[[], Awaitable[object]], *, repeat: int, warmup: int = 2) -> list[float]:
+    """Seconds per call of ``action``, one after another, after ``warmup`` untimed calls."""
+    for _ in range(warmup):
+        await action()
+    timings = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        await action()
+        timings.append(time.perf_counter() - started)
+    return timings
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def verdict(name: str, ratio: float, limit: float, *, at_most: bool = True) -> str:
+    met = ratio <= limit if at_most else ratio >= limit
+    relation = "<=" if at_most else ">="
+    line = f"{name}: {ratio:.2f}x (target {relation} {limit:g}x) {'MET' if met else 'NOT MET'}"
+    print(line, flush=True)
+    return line

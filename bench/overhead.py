@@ -1,0 +1,90 @@
+"""Target 2: the service's overhead over the floor of reading the same rows.
+
+On a 10,000-message session without a boundary (tool results of 2-8 KB), in one process against one
+database, times (a) the floor: fetching the session's rows raw with asyncpg (jsonb decoded with orjson) and
+encoding them with orjson; (b) ``GET /sessions/{id}/projection?view=model`` and (c) ``POST /chat`` for
+anthropic, both through the real ASGI app (middleware, routing, encoding) over an in-process transport.
+The three are interleaved so they see the same machine. Target: (b) and (c) each at most 2x (a).
+"""
+
+import asyncio
+import time
+
+import httpx
+import orjson
+from asgi_lifespan import LifespanManager
+
+from app.main import create_app
+from app.settings import Settings
+from bench.dataset import write_session
+from bench.harness import TENANT, arguments, database, median, ms, raw_connection, verdict
+
+FLOOR_SQL = (
+    "SELECT id, session_id, seq, role, kind, content, metadata, run_id, created_at, token_estimate"
+    " FROM messages WHERE tenant_id = $1 AND session_id = $2 ORDER BY seq"
+)
+CHAT_BODY = {"sessionId": "s10k", "provider": "anthropic", "model": "claude-sonnet-4-5"}
+
+
+def has_chat(app: object) -> bool:
+    return any(getattr(route, "path", None) == "/chat" for route in app.routes)  # type: ignore[attr-defined]
+
+
+async def main(database_url: str | None, count: int, repeat: int) -> list[str]:
+    async with database(database_url) as url:
+        connection = await raw_connection(url)
+        started = time.perf_counter()
+        await write_session(connection, "s10k", count)
+        print(f"dataset: {count:,} messages written in {time.perf_counter() - started:.1f} s", flush=True)
+        app = create_app(Settings(database_url=None, migrate_on_start=False, log_level="warning"), database_url=url)
+        chat = has_chat(app)
+        async with (
+            LifespanManager(app),
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=120) as http,
+        ):
+
+            async def floor() -> int:
+                rows = await connection.fetch(FLOOR_SQL, TENANT, "s10k")
+                return len(orjson.dumps([dict(row) for row in rows]))
+
+            async def projection() -> int:
+                response = await http.get("/sessions/s10k/projection", params={"view": "model"})
+                response.raise_for_status()
+                return len(response.content)
+
+            async def chat_payload() -> int:
+                response = await http.post("/chat", json=CHAT_BODY)
+                response.raise_for_status()
+                return len(response.content)
+
+            actions = {"floor": floor, "projection": projection}
+            if chat:
+                actions["chat"] = chat_payload
+            timings: dict[str, list[float]] = {name: [] for name in actions}
+            sizes: dict[str, int] = {}
+            for round_ in range(repeat + 2):
+                for name, action in actions.items():
+                    started = time.perf_counter()
+                    sizes[name] = await action()
+                    if round_ >= 2:
+                        timings[name].append(time.perf_counter() - started)
+        await connection.close()
+    floor_time = median(timings["floor"])
+    print(f"floor (asyncpg fetch + orjson decode/encode), {count:,} rows: {ms(floor_time)} ({sizes['floor']:,} bytes)")
+    lines = []
+    for name, label in (("projection", "model projection"), ("chat", "POST /chat anthropic")):
+        if name not in timings:
+            print(f"{label}: not measured (the route is not on this build)")
+            continue
+        took = median(timings[name])
+        print(f"{label}: {ms(took)} ({sizes[name]:,} bytes)")
+        lines.append(verdict(f"target 2 ({label} / floor)", took / floor_time, 2.0))
+    return lines
+
+
+if __name__ == "__main__":
+    parser = arguments(__doc__ or "")
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=10)
+    options = parser.parse_args()
+    asyncio.run(main(options.database_url, options.messages, options.repeat))
