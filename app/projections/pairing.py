@@ -8,6 +8,7 @@ so no view ever separates them. Both report every change; neither invents a resu
 is the provider adapter's to settle, per target).
 """
 
+from bisect import bisect_right
 from collections import deque
 from dataclasses import replace
 from typing import Any
@@ -51,47 +52,58 @@ def drop_unanswerable_results(messages: list[ProjectedMessage], diagnostics: Dia
 
 
 def keep_results_next_to_calls(messages: list[ProjectedMessage], diagnostics: Diagnostics) -> list[ProjectedMessage]:
-    queue = deque(messages)
-    out: list[ProjectedMessage] = []
-    held: list[ProjectedMessage] = []
+    # Tool messages never move, so "is this call answered later?" is a lookup in their original positions
+    # (linear overall) rather than a scan of everything that follows each call.
+    calls = [call_ids(m) for m in messages]
+    results = [result_ids(m) for m in messages]
+    results_at: dict[str, list[int]] = {}
+    calls_at: dict[str, list[int]] = {}
+    for index, (called, answered) in enumerate(zip(calls, results, strict=True)):
+        for call_id in called:
+            calls_at.setdefault(call_id, []).append(index)
+        for call_id in answered:
+            results_at.setdefault(call_id, []).append(index)
+    queue = deque(range(len(messages)))
+    out: list[int] = []
+    held: list[int] = []
     pending: set[str] = set()
     waiting_for: list[str] = []
+    last_tool = -1
     while queue:
-        message = queue.popleft()
+        index = queue.popleft()
+        message = messages[index]
         if pending and message.role != "tool":
-            held.append(message)
+            held.append(index)
             continue
-        out.append(message)
+        out.append(index)
         if message.role == "assistant":
-            pending = _answered_ahead(call_ids(message), queue)
+            pending = {c for c in calls[index] if _answered_later(c, index, last_tool, results_at, calls_at)}
             waiting_for = sorted(pending)
         elif message.role == "tool":
-            pending.difference_update(result_ids(message))
+            last_tool = index
+            pending.difference_update(results[index])
         if held and not pending:
-            moved = tuple(source for m in held for source in m.source_message_ids)
+            moved = tuple(source for i in held for source in messages[i].source_message_ids)
             detail = f"moved {', '.join(moved)} after the results of {', '.join(waiting_for)}"
             diagnostics.repairs.append(Repair("results-follow-calls", detail, moved))
             for source in moved:
                 diagnostics.reasons.setdefault(source, []).append(detail)
             queue.extendleft(reversed(held))
             held = []
-    return out + held
+    return [messages[i] for i in [*out, *held]]
 
 
-def _answered_ahead(calls: list[str], queue: deque[ProjectedMessage]) -> set[str]:
-    """The calls whose result comes later, before any later call reuses the same id."""
-    open_calls = set(calls)
-    answered: set[str] = set()
-    for message in queue:
-        if not open_calls:
-            break
-        found = open_calls.intersection(result_ids(message))
-        answered.update(found)
-        # An answered call needs no further look: stopping here keeps a view linear in its length instead
-        # of scanning the rest of the history once per call.
-        open_calls.difference_update(found)
-        open_calls.difference_update(call_ids(message))
-    return answered
+def _answered_later(
+    call_id: str, call_at: int, last_tool: int, results_at: dict[str, list[int]], calls_at: dict[str, list[int]]
+) -> bool:
+    """A result for the call is still to come, before any later call reuses the same id."""
+    results = results_at.get(call_id, [])
+    next_result = bisect_right(results, last_tool)
+    if next_result == len(results):
+        return False
+    later_calls = calls_at[call_id]
+    next_call = bisect_right(later_calls, call_at)
+    return next_call == len(later_calls) or results[next_result] < later_calls[next_call]
 
 
 def _ids(message: ProjectedMessage, part_type: str) -> list[str]:
