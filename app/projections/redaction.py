@@ -14,6 +14,8 @@ from typing import Any
 
 from app.engine.persisted import Content
 
+# Every open-ended run is bounded where a pattern can start at many places (e-mail, URL): unbounded, a long
+# run of dotted words costs quadratic time, and tool outputs are long.
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "private-key",
@@ -30,11 +32,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")),
-    ("email", re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")),
+    (
+        "email",
+        re.compile(r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}\b"),
+    ),
 )
 
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
-_URL_PASSWORD = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(@)")
+_URL_PASSWORD = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s:/@]{1,256}:)[^\s@/]{1,256}(@)")
 _ASSIGNMENT = re.compile(
     r"(?i)\b((?:[a-z0-9_]*_)?(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|"
     r"client[_-]?secret|private[_-]?key)\b\s*[:=]\s*[\"']?)([^\s\"',;]{4,})"
