@@ -132,7 +132,12 @@ def openai_responses(payload: dict[str, Any]) -> list[str]:
                 errors.append(f"input[{n}].output: empty")
         elif kind == "reasoning":
             following = items[n + 1] if n + 1 < len(items) else None
-            if following is None or following.get("type") == "reasoning":
+            produced = following is not None and (
+                following.get("type") == "function_call"
+                or (following.get("type") == "message"
+                and following.get("role") == "assistant")
+            )
+            if not produced:
                 errors.append(
                     f"Item '{item.get('id')}' of type 'reasoning' was provided without its required following item."
                 )
@@ -191,7 +196,11 @@ def anthropic(payload: dict[str, Any]) -> list[str]:
                 errors.append(f"messages.{n}.content.{m}: text content blocks must contain non-whitespace text")
             if block.get("type") == "tool_result":
                 any_tool_blocks = True
-                for inner in block.get("content") or []:
+                inner_content = block.get("content")
+                inner_blocks = (
+                    [{"type": "text", "text": inner_content}] if isinstance(inner_content, str) else inner_content
+                )
+                for inner in inner_blocks or []:
                     if inner.get("type") == "text" and _blank(inner.get("text")):
                         errors.append(f"messages.{n}.content.{m}: text content blocks must contain non-whitespace text")
                     if block.get("is_error") and inner.get("type") != "text":

@@ -11,7 +11,7 @@ failure reads like the provider's message instead of one error per union member.
 import collections.abc
 import types
 import typing
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from anthropic.types import (
     DocumentBlockParam,
@@ -41,6 +41,7 @@ from openai.types.responses import (
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from openai.types.responses.response_input_item_param import FunctionCallOutput
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from typing_extensions import is_typeddict
 
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
 """Kept for the whole run: iterating a ValidatorIterator whose adapter was collected panics."""
