@@ -557,3 +557,8 @@ def test_input_is_not_mutated() -> None:
     before = repr(history)
     project_model(history, ProjectionContext(tool_result_soft_limit_chars=5, reasoning_fallback="text"))
     assert repr(history) == before
+
+
+def test_bash_output_holding_a_fence_gets_a_longer_fence() -> None:
+    [message] = model(b.bash("cat README.md", "```py\nx = 1\n```")).messages
+    assert message.content == "Ran `cat README.md`\n\n````\n```py\nx = 1\n```\n````"
