@@ -1,6 +1,7 @@
 """The debug view: every message, its metadata, and why each one is hidden, cut or stubbed."""
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.engine.message import EngineMessage
 from app.projections.debug import project_debug
@@ -56,3 +57,12 @@ def test_debug_view_holds_every_message_given(history: list[EngineMessage]) -> N
     assert [m.source_message_ids for m in projection.messages] == [(m.id,) for m in history]
     hidden = set(project_model(history, CTX).diagnostics.hidden_message_ids)
     assert {m.source_message_ids[0] for m in projection.messages if m.metadata.hidden_from_model} == hidden
+
+
+@settings(max_examples=40, deadline=None)
+@given(engine_histories(), st.integers(0, 40), st.integers(1, 40))
+def test_debug_view_of_a_page_holds_exactly_that_page(history: list[EngineMessage], start: int, size: int) -> None:
+    page = history[start : start + size]
+    projection = project_debug(page, CTX)
+    assert [m.source_message_ids for m in projection.messages] == [(m.id,) for m in page]
+    assert [m.content for m in projection.messages] == [m.content for m in page]

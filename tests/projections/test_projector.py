@@ -38,3 +38,10 @@ def test_every_view_answers_for_every_kind(view: View) -> None:
         assert shown == every_id
     else:
         assert shown | set(projection.diagnostics.hidden_message_ids) == every_id
+
+
+@pytest.mark.parametrize("view", list(View))
+def test_every_view_answers_for_an_empty_history(view: View) -> None:
+    projection = project(view, [], ProjectionContext())
+    assert projection.messages == []
+    assert projection.diagnostics.hidden_message_ids == []
