@@ -24,11 +24,17 @@ _BACKTICK_RUNS = re.compile(r"`+")
 
 
 def summary_frame(preamble: str, text: str) -> str:
-    return f"{preamble}\n\n<summary>\n{text.strip()}\n</summary>"
+    return f"{preamble}\n\n<summary>\n{_inert(text, 'summary')}\n</summary>"
 
 
 def reminder_frame(text: str) -> str:
-    return f"<system-reminder>\n{text.strip()}\n</system-reminder>"
+    return f"<system-reminder>\n{_inert(text, 'system-reminder')}\n</system-reminder>"
+
+
+def _inert(text: str, tag: str) -> str:
+    # A closing tag inside the text would end the frame early and let the rest read as live instructions.
+    escaped = f"<\\/{tag}>"
+    return re.sub(rf"</\s*{re.escape(tag)}\s*>", lambda _: escaped, text.strip(), flags=re.IGNORECASE)
 
 
 def bash_frame(metadata: dict[str, Any], fallback_command: str, output: str, omitted: int) -> str:
