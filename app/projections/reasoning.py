@@ -15,6 +15,16 @@ from app.projections.types import ReasoningFallback
 
 BROKEN_FINISH_REASONS = frozenset({"error", "aborted"})
 
+PROVIDER_FAMILIES: dict[str, str] = {
+    "openai-responses": "openai",
+    "openai-chat": "openai",
+    "gemini": "google",
+    "google-genai": "google",
+    "google-vertex": "google",
+}
+"""Names for one provider's API family: a message recorded as ``google`` replays natively to ``gemini``. The
+adapter of a target that cannot take reasoning at all (Chat Completions) still leaves it out."""
+
 
 @dataclass(frozen=True, slots=True)
 class ReasoningPolicy:
@@ -52,10 +62,12 @@ def strip_foreign_provider_options(
     parts: list[dict[str, Any]], metadata: dict[str, Any], policy: ReasoningPolicy
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Provider item ids and signatures on text and tool-call parts are bound to their producer too
-    (OpenAI ``fc_``/``msg_`` ids, Gemini ``thoughtSignature``): another model gets the parts without them."""
+    (OpenAI ``fc_``/``msg_`` ids, Gemini ``thoughtSignature``): another model gets the parts without them.
+    Unlike reasoning, they stay for their producer even when reasoning is excluded: a Gemini 3 call without
+    its signature is rejected."""
     if not any("providerOptions" in part for part in parts if part.get("type") != "reasoning"):
         return parts, []
-    why_not = _why_not_native(metadata, policy)
+    why_not = _foreign(metadata, policy)
     if why_not is None:
         return parts, []
     out = [
@@ -68,16 +80,29 @@ def strip_foreign_provider_options(
 def _why_not_native(metadata: dict[str, Any], policy: ReasoningPolicy) -> str | None:
     if not policy.include:
         return "includeReasoning is off"
-    if not policy.native_allowed:
-        return "this view never replays reasoning natively"
-    producer = (metadata.get("provider"), metadata.get("model"))
-    target = (policy.provider, policy.model)
-    if None in producer or producer != target:
-        return f"produced by {_name(*producer)}, the target is {_name(*target)}"
+    foreign = _foreign(metadata, policy)
+    if foreign is not None:
+        return foreign
     finish = metadata.get("finishReason")
     if finish in BROKEN_FINISH_REASONS:
         return f"the turn that produced it ended with {finish}"
     return None
+
+
+def _foreign(metadata: dict[str, Any], policy: ReasoningPolicy) -> str | None:
+    """Why the target is not the producer, or ``None`` when it is."""
+    if not policy.native_allowed:
+        return "this view never replays provider state natively"
+    producer = (metadata.get("provider"), metadata.get("model"))
+    target = (policy.provider, policy.model)
+    if None in producer or (provider_family(producer[0]), producer[1]) != (provider_family(target[0]), target[1]):
+        return f"produced by {_name(*producer)}, the target is {_name(*target)}"
+    return None
+
+
+def provider_family(provider: Any) -> Any:
+    """The provider behind a name: payload targets and AI SDK provider ids name the same APIs differently."""
+    return PROVIDER_FAMILIES.get(provider, provider) if isinstance(provider, str) else provider
 
 
 def _name(provider: Any, model: Any) -> str:
