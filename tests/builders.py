@@ -206,9 +206,7 @@ def approval_response(
     return message("tool", [part], **metadata)
 
 
-def runtime(
-    kind: Kind, content: Content, *, role: Role = "system", id: str = "", **metadata: Any
-) -> PersistedMessage:
+def runtime(kind: Kind, content: Content, *, role: Role = "system", id: str = "", **metadata: Any) -> PersistedMessage:
     return message(role, content, id=id, runtimeKind=kind.value, **metadata)
 
 
@@ -220,9 +218,7 @@ def boundary(
     return runtime(Kind.COMPACT_BOUNDARY, text, id=id, eligibleForModelContext=False, **metadata)
 
 
-def summary(
-    boundary_id: str, text: str, *, id: str = "", role: Role = "user", **metadata: Any
-) -> PersistedMessage:
+def summary(boundary_id: str, text: str, *, id: str = "", role: Role = "user", **metadata: Any) -> PersistedMessage:
     return runtime(Kind.COMPACT_SUMMARY, text, role=role, id=id, summaryForBoundaryId=boundary_id, **metadata)
 
 
