@@ -13,6 +13,7 @@ import time
 import httpx
 import orjson
 from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
 
 from app.main import create_app
 from app.settings import Settings
@@ -26,8 +27,8 @@ FLOOR_SQL = (
 CHAT_BODY = {"sessionId": "s10k", "provider": "anthropic", "model": "claude-sonnet-4-5"}
 
 
-def has_chat(app: object) -> bool:
-    return any(getattr(route, "path", None) == "/chat" for route in app.routes)  # type: ignore[attr-defined]
+def has_chat(app: FastAPI) -> bool:
+    return "/chat" in app.openapi()["paths"]
 
 
 async def main(database_url: str | None, count: int, repeat: int) -> list[str]:

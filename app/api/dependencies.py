@@ -9,11 +9,13 @@ from app.settings import Settings
 from app.store.database import Database
 
 
-def get_database(request: Request) -> Database:
+# Async on purpose: FastAPI runs a plain ``def`` dependency in its thread pool, a thread hop per request
+# for an attribute read.
+async def get_database(request: Request) -> Database:
     return request.app.state.database
 
 
-def get_app_settings(request: Request) -> Settings:
+async def get_app_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 

@@ -22,7 +22,6 @@ from app.projections.markdown import render_markdown
 from app.projections.projector import project
 from app.projections.types import PROJECTOR_VERSION, View
 from app.projections.window import FIRST_SEQ
-from app.store.database import Database
 from app.store.messages import MessageRepository, to_persisted
 from app.store.sessions import SessionRepository
 
@@ -50,19 +49,17 @@ def matches(if_none_match: str | None, etag: str) -> bool:
 
 
 async def window_for(
-    database: Database, tenant_id: str, session_id: str, query: ProjectionQuery, walk: Walk, page_size: int
+    repository: MessageRepository, session_id: str, query: ProjectionQuery, walk: Walk, page_size: int
 ) -> tuple[list[PersistedMessage], bool | None]:
     """The stored messages a view needs, and for paged views whether more lie beyond the page."""
-    async with database.reading() as connection:
-        repository = MessageRepository(connection, tenant_id)
-        if query.view in WINDOWED_VIEWS:
-            if query.apply_compact_boundary:
-                return await repository.model_window(session_id), None
-            return await repository.from_seq(session_id, FIRST_SEQ), None
-        rows, has_more = await repository.page(
-            session_id, limit=page_size, after_seq=walk.after_seq, before_seq=walk.before_seq, backwards=walk.backwards
-        )
-        return [to_persisted(row) for row in rows], has_more
+    if query.view in WINDOWED_VIEWS:
+        if query.apply_compact_boundary:
+            return await repository.model_window(session_id), None
+        return await repository.from_seq(session_id, FIRST_SEQ), None
+    rows, has_more = await repository.page(
+        session_id, limit=page_size, after_seq=walk.after_seq, before_seq=walk.before_seq, backwards=walk.backwards
+    )
+    return [to_persisted(row) for row in rows], has_more
 
 
 @router.get(
@@ -80,16 +77,18 @@ async def get_projection(
 ) -> Response:
     walk = read_walk(session_id, query.after, query.before, query.order)
     page_size = page_limit(query.limit, settings)
+    # One snapshot for the ETag and the rows: the body always is the version the ETag names, and a full
+    # answer costs one pooled connection, not two.
     async with database.reading() as connection:
         session = await SessionRepository(connection, principal.tenant_id).get(session_id)
-    if session is None:
-        raise NotFound(f"session '{session_id}' does not exist")
-    etag = projection_etag(session_id, session, query)
-    headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Authorization"}
-    if matches(if_none_match, etag):
-        return Response(status_code=304, headers=headers)
-
-    stored, has_more = await window_for(database, principal.tenant_id, session_id, query, walk, page_size)
+        if session is None:
+            raise NotFound(f"session '{session_id}' does not exist")
+        etag = projection_etag(session_id, session, query)
+        headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Authorization"}
+        if matches(if_none_match, etag):
+            return Response(status_code=304, headers=headers)
+        repository = MessageRepository(connection, principal.tenant_id)
+        stored, has_more = await window_for(repository, session_id, query, walk, page_size)
     projection = project(query.view, [promote(message) for message in stored], query.to_context())
     if query.view is View.EXPORT and query.format == "markdown":
         markdown = render_markdown(projection, title=session["title"])
