@@ -1,9 +1,14 @@
 """The compact view: the history a new summary must cover, prepared for a summarizer."""
 
+from hypothesis import given, settings
+
 from app.engine.kinds import Kind
+from app.engine.message import EngineMessage
 from app.projections.compact import COMPACT_TOOL_RESULT_CHARS, project_compact
 from app.projections.types import ProjectionContext, View
 from tests import builders as b
+from tests.projections.invariants import assert_calls_next_to_results
+from tests.strategies import engine_histories
 
 CTX = ProjectionContext(provider="anthropic", model="claude-sonnet-4-5")
 
@@ -70,3 +75,16 @@ def test_compact_view_stubs_pruned_results_like_the_model_view() -> None:
     result = projection.messages[1]
     assert isinstance(result.content, list)
     assert result.content[0]["output"]["value"] == "[Old tool result content cleared]"
+
+
+@settings(max_examples=50, deadline=None)
+@given(engine_histories())
+def test_compact_view_accounts_for_everything_and_keeps_calls_with_results(history: list[EngineMessage]) -> None:
+    projection = project_compact(history, ProjectionContext())
+    sent = {source for m in projection.messages for source in m.source_message_ids}
+    assert sent | set(projection.diagnostics.hidden_message_ids) == {m.id for m in history}
+    assert all(m.semantic_type not in {Kind.COMPACT_BOUNDARY, Kind.RUNTIME_REMINDER} for m in projection.messages)
+    assert_calls_next_to_results(projection.messages)
+    for message in projection.messages:
+        for part in message.content if isinstance(message.content, list) else []:
+            assert part.get("type") not in {"image", "file", "reasoning"}

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.projections.model import project_model
-from app.projections.pairing import call_ids, result_ids
-from app.projections.types import ProjectedMessage, ProjectionContext
+from app.projections.types import ProjectionContext
 from app.projections.window import newest_complete_compaction, window_start_seq
+from tests.projections.invariants import assert_calls_next_to_results
 from tests.strategies import PROVIDER_MODELS, engine_histories
 
 FAST = settings(max_examples=80, deadline=None)
@@ -130,16 +130,3 @@ def test_the_store_window_gives_the_same_model_view(history: list[EngineMessage]
     given_ids = {m.id for m in sliced}
     assert part.diagnostics.hidden_message_ids == [i for i in full.diagnostics.hidden_message_ids if i in given_ids]
     assert all(m.seq < start for m in history if m.id in set(full.diagnostics.hidden_message_ids) - given_ids)
-
-
-def assert_calls_next_to_results(messages: list[ProjectedMessage]) -> None:
-    """Between a call and its first result (no reuse of the id between), only tool messages."""
-    for i, message in enumerate(messages):
-        for call_id in call_ids(message):
-            for j in range(i + 1, len(messages)):
-                if call_id in result_ids(messages[j]):
-                    between = messages[i + 1 : j]
-                    assert all(m.role == "tool" for m in between), (call_id, i, j)
-                    break
-                if call_id in call_ids(messages[j]):
-                    break
