@@ -44,6 +44,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from typing_extensions import is_typeddict
 
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+_HINTS: dict[Any, dict[str, Any]] = {}
 """Kept for the whole run: iterating a ValidatorIterator whose adapter was collected panics."""
 
 
@@ -69,6 +70,13 @@ def validate(value: Any, annotation: Any, where: str) -> list[str]:
     return extra_keys(value, annotation, where)
 
 
+def _hints(typed_dict: Any) -> dict[str, Any]:
+    """Resolving annotations is slow and the SDK types never change: once per TypedDict."""
+    if typed_dict not in _HINTS:
+        _HINTS[typed_dict] = get_type_hints(typed_dict)
+    return _HINTS[typed_dict]
+
+
 def extra_keys(value: Any, annotation: Any, where: str) -> list[str]:
     """Keys the TypedDict that ``value`` matches does not declare, anywhere inside it."""
     origin = get_origin(annotation)
@@ -77,7 +85,7 @@ def extra_keys(value: Any, annotation: Any, where: str) -> list[str]:
             return []
         allowed = annotation.__required_keys__ | annotation.__optional_keys__
         errors = [f"{where}.{key}: Extra inputs are not permitted" for key in value if key not in allowed]
-        hints = get_type_hints(annotation)
+        hints = _hints(annotation)
         for key, item in value.items():
             if key in hints:
                 errors += extra_keys(item, hints[key], f"{where}.{key}")
@@ -100,7 +108,7 @@ def _accepts(member: Any, value: Any) -> bool:
     if is_typeddict(member):
         if not isinstance(value, dict) or not member.__required_keys__ <= set(value):
             return False
-        hints = get_type_hints(member)
+        hints = _hints(member)
         for key, hint in hints.items():
             if get_origin(hint) is Literal and key in value and value[key] not in get_args(hint):
                 return False
