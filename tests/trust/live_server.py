@@ -1,0 +1,57 @@
+"""A real uvicorn server on a loopback port, in a thread of this process, for tests that speak HTTP the way
+clients do (schemathesis, the stateful API test). The app's lifespan runs on the server's own event loop."""
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import asyncpg
+import uvicorn
+from fastapi import FastAPI
+
+from tests.database import plain_dsn
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def serving(app: FastAPI) -> Iterator[str]:
+    """Serves ``app`` until the block ends; yields its base URL."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", log_config=None)
+    )
+    thread = threading.Thread(target=server.run, name="uvicorn-under-test", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the server under test did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def forget_everything(database_url: str) -> None:
+    """Empties the test database's tables from a thread of its own (callers may be inside an event loop)."""
+
+    async def truncate() -> None:
+        connection = await asyncpg.connect(plain_dsn(database_url))
+        try:
+            await connection.execute("TRUNCATE sessions, idempotency_keys CASCADE")
+        finally:
+            await connection.close()
+
+    worker = threading.Thread(target=lambda: asyncio.run(truncate()))
+    worker.start()
+    worker.join()
