@@ -134,8 +134,7 @@ def openai_responses(payload: dict[str, Any]) -> list[str]:
             following = items[n + 1] if n + 1 < len(items) else None
             produced = following is not None and (
                 following.get("type") == "function_call"
-                or (following.get("type") == "message"
-                and following.get("role") == "assistant")
+                or (following.get("type") == "message" and following.get("role") == "assistant")
             )
             if not produced:
                 errors.append(

@@ -13,6 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.engine.persisted import PersistedMessage
+from app.engine.promotion import promote
+from app.projections.projector import project
+from app.projections.types import ProjectionContext, View
 from app.providers.chat_request import build_chat_request
 from app.providers.registry import SUPPORTED_PROVIDERS
 from tests.providers.payload_check import problems
@@ -60,8 +63,6 @@ rough_histories = st.tuples(histories(), st.integers(0, 2), st.booleans()).map(
 
 
 def _projected(messages: list[PersistedMessage]) -> list[Any]:
-    from app.engine.promotion import promote
-
     return from_engine(promote(message) for message in messages)
 
 
@@ -94,3 +95,35 @@ def test_random_histories_give_payloads_every_provider_accepts(ai_sdk_preflight:
     rejected = [(payload, result) for payload, result in zip(collected, results, strict=True) if not result["ok"]]
     assert rejected == [], rejected[:3]
     assert len(collected) > 50
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=rough_histories, include_reasoning=st.booleans(), fallback=st.sampled_from(["drop", "text"]))
+def _model_view_payloads_pass(
+    history: list[PersistedMessage], include_reasoning: bool, fallback: str, collected: list[dict[str, Any]]
+) -> None:
+    engine = [promote(message) for message in history]
+    for provider in SUPPORTED_PROVIDERS:
+        ctx = ProjectionContext(
+            provider=provider,
+            model=MODELS[provider],
+            include_reasoning=include_reasoning,
+            reasoning_fallback=fallback,  # type: ignore[arg-type]
+        )
+        projection = project(View.MODEL, engine, ctx)
+        if not projection.messages:
+            continue
+        request = build_chat_request(projection, provider=provider, model=MODELS[provider], tools=TOOLS)
+        found = problems(provider, request.payload, model=MODELS[provider])
+        assert found == [], (provider, found, request.payload)
+        if provider == "ai-sdk":
+            collected.append(request.payload)
+
+
+def test_model_view_of_random_histories_gives_payloads_every_provider_accepts(ai_sdk_preflight: Any) -> None:
+    """The path POST /chat takes: promote, project the model view for the target, serialize, adapt."""
+    collected: list[dict[str, Any]] = []
+    _model_view_payloads_pass(collected=collected)  # type: ignore[call-arg]
+    results = ai_sdk_preflight(collected)
+    rejected = [(payload, result) for payload, result in zip(collected, results, strict=True) if not result["ok"]]
+    assert rejected == [], rejected[:3]
