@@ -20,7 +20,6 @@ class View(StrEnum):
 
 
 ReasoningFallback = Literal["drop", "text"]
-ExportFormat = Literal["json", "markdown"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +36,6 @@ class ProjectionContext:
     inject_runtime_reminder: bool = True
     redact: bool = False
     """Export only: mask secrets in text, tool inputs and tool outputs."""
-    export_format: ExportFormat = "json"
     readable_media: tuple[str, ...] | None = None
     """Media types the target model reads (``image/*``, ``application/pdf``, ``*/*``); ``None`` means every
     medium the history holds is passed on (the provider adapter knows its limits), ``()`` means text only.
