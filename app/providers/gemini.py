@@ -8,6 +8,7 @@ from results after them; every part holds one data field and no ``parts`` list i
 ``skip_thought_signature_validator`` sentinel. The model is not in the body: Gemini takes it in the URL.
 """
 
+import re
 from typing import Any
 
 from app.projections.types import Repair
@@ -20,6 +21,7 @@ from app.providers.tool_output import read_output
 MAX_CALL_ID = 64
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """Google's documented last resort for a Gemini 3 function call replayed without its signature."""
+_BASE64 = re.compile(r"^[A-Za-z0-9+/_-]+={0,2}$")
 INLINE_PREFIXES = ("image/", "audio/", "video/", "text/")
 INLINE_TYPES = frozenset({"application/pdf"})
 
@@ -80,7 +82,11 @@ def _model_parts(
     first_call = True
     for part in parts:
         signature = ((part.get("providerOptions") or {}).get("google") or {}).get("thoughtSignature")
-        signature = signature if isinstance(signature, str) and signature else None
+        if signature is not None and not is_base64(signature):
+            repairs.append(
+                Repair("thought-signature-invalid", "gemini: a thought signature that is not base64 is not sent")
+            )
+            signature = None
         match part["type"]:
             case "text":
                 out.append({"text": part["text"], **({"thoughtSignature": signature} if signature else {})})
@@ -112,6 +118,11 @@ def _model_parts(
                 first_call = False
                 out.append(call)
     return out
+
+
+def is_base64(value: object) -> bool:
+    """Gemini's JSON carries signatures as bytes in base64 (either alphabet); anything else is refused."""
+    return isinstance(value, str) and bool(_BASE64.match(value)) and len(value.rstrip("=")) % 4 != 1
 
 
 def _user_part(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
