@@ -130,6 +130,9 @@ async def serve(url: str, **settings: str) -> AsyncIterator[Server]:
         "--workers",
         "1",
         "--no-access-log",
+        # Longer than any pause in a benchmark, so a pooled client connection is never closed under it.
+        "--timeout-keep-alive",
+        "300",
         "--log-level",
         "warning",
     ]

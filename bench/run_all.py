@@ -1,0 +1,52 @@
+"""Runs the five benchmarks of issue 6 against one PostgreSQL and prints every figure, then the verdicts.
+
+``.venv/bin/python -m bench.run_all`` starts one embedded PostgreSQL in a temporary folder (deleted at the
+end) unless ``--database-url`` names a server; each benchmark creates and drops its own database on it.
+"""
+
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+
+from app.store.embedded import EmbeddedPostgres
+from bench import appends, memory, overhead, throughput, window_cost
+from bench.harness import arguments
+
+
+async def run(server_url: str) -> list[str]:
+    verdicts: list[str] = []
+    steps = (
+        ("1. model view: window, not history", lambda: window_cost.main(server_url, 100_000, 30)),
+        ("2. overhead over the asyncpg + orjson floor", lambda: overhead.main(server_url, 10_000, 10)),
+        ("3. throughput, 16 clients, ETag revalidation", lambda: throughput.main(server_url, 16, 160, 2_000)),
+        ("4. appends and isolation between sessions", lambda: appends.main(server_url, 5, 100)),
+        ("5. memory while paging long sessions", lambda: memory.main(server_url, [10_000, 20_000, 40_000])),
+    )
+    for title, step in steps:
+        print(f"\n== {title}", flush=True)
+        started = time.perf_counter()
+        verdicts += await step()
+        print(f"   ({time.perf_counter() - started:.0f} s)", flush=True)
+    return verdicts
+
+
+def main() -> None:
+    options = arguments(__doc__ or "").parse_args()
+    embedded: EmbeddedPostgres | None = None
+    server_url = options.database_url
+    if server_url is None:
+        embedded = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix="projector-bench-")), delete_on_stop=True)
+        server_url = embedded.url("postgres")
+    try:
+        verdicts = asyncio.run(run(server_url))
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    print("\n== verdicts")
+    for line in verdicts:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
