@@ -6,6 +6,7 @@ The HTTP layer loads the session, projects the model view (with ``ProjectionCont
 ``build_chat_request``. It never reads the database, the clock or the network.
 """
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,8 +69,4 @@ def _mutations(mutations: Sequence[Mutation] | Sequence[Mapping[str, Any]]) -> t
 
 def _copy(diagnostics: Diagnostics) -> Diagnostics:
     """A copy, so that a cached projection's diagnostics never collect one request's notes."""
-    copied = Diagnostics()
-    for name in Diagnostics.__slots__:  # type: ignore[attr-defined]
-        value = getattr(diagnostics, name)
-        setattr(copied, name, type(value)(value) if isinstance(value, list | dict) else value)
-    return copied
+    return copy.deepcopy(diagnostics)

@@ -27,19 +27,24 @@ CONTINUE = "Continue from where you left off."
 DENIED = "The user denied this tool call."
 
 
+Message = dict[str, Any]
+"""A ChatMessage (or part) while it is being repaired: the same keys, typed loosely so repairs can rebuild it."""
+
+
 @dataclass(frozen=True, slots=True)
 class Settled:
     system: str | None
     """The leading system text (request prompt and leading system notes); later notes stay in ``messages``."""
-    messages: list[ChatMessage]
+    messages: list[Message]
+    """ChatMessages keeping the promises above, in order; the leading system message is in ``system``."""
 
 
 def settle(messages: Sequence[ChatMessage]) -> tuple[Settled, list[Repair]]:
     repairs: list[Repair] = []
     system: str | None = None
-    rest = list(messages)
+    rest: list[Message] = [dict(message) for message in messages]
     if rest and rest[0]["role"] == "system":
-        system = rest.pop(0)["content"].strip() or None  # type: ignore[union-attr]
+        system = rest.pop(0)["content"].strip() or None
     decisions = _approval_decisions(rest)
     cleaned = [message for message in (_clean(m, repairs) for m in rest) if message is not None]
     merged = _merge_assistant_turns(cleaned, repairs)
@@ -56,7 +61,7 @@ def settle(messages: Sequence[ChatMessage]) -> tuple[Settled, list[Repair]]:
     return Settled(system, paired), repairs
 
 
-def _approval_decisions(messages: Sequence[ChatMessage]) -> dict[str, tuple[bool, str | None]]:
+def _approval_decisions(messages: Sequence[Message]) -> dict[str, tuple[bool, str | None]]:
     """Tool-call id -> (approved, reason), from approval requests and their responses."""
     call_of: dict[str, str] = {}
     answers: dict[str, tuple[bool, str | None]] = {}
@@ -71,7 +76,7 @@ def _approval_decisions(messages: Sequence[ChatMessage]) -> dict[str, tuple[bool
     return {call_of[approval]: answer for approval, answer in answers.items() if approval in call_of}
 
 
-def _clean(message: ChatMessage, repairs: list[Repair]) -> ChatMessage | None:
+def _clean(message: Message, repairs: list[Repair]) -> Message | None:
     if message["role"] == "system":
         if message["content"].strip():
             return message
@@ -89,15 +94,15 @@ def _clean(message: ChatMessage, repairs: list[Repair]) -> ChatMessage | None:
             case "tool-approval-request" | "tool-approval-response":
                 repairs.append(Repair("approval-folded", f"a {part['type']} part is folded into the tool result"))
             case "tool-call":
-                parts.append(_clean_call(part, repairs))  # type: ignore[arg-type]
+                parts.append(_clean_call(part, repairs))
             case "tool-result":
-                parts.append(_clean_result(part, repairs))  # type: ignore[arg-type]
+                parts.append(_clean_result(part, repairs))
             case _:
-                parts.append(part)  # type: ignore[arg-type]
+                parts.append(part)
     if not parts:
         repairs.append(Repair("empty-message", f"dropped a {message['role']} message left without content"))
         return None
-    return {**message, "content": parts}  # type: ignore[typeddict-item]
+    return {**message, "content": parts}
 
 
 def _clean_call(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
@@ -121,21 +126,21 @@ def _clean_call(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
 
 
 def _clean_result(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
-    output = part.get("output")
-    kind = output.get("type") if isinstance(output, dict) else None
+    output: dict[str, Any] = part["output"] if isinstance(part.get("output"), dict) else {}
+    kind = output.get("type")
     fixed: dict[str, Any] | None = None
     match kind:
         case "text" | "error-text":
-            if not isinstance(output["value"], str) or not output["value"].strip():  # type: ignore[index]
+            if not isinstance(output["value"], str) or not output["value"].strip():
                 fixed = {"type": kind, "value": NO_OUTPUT}
         case "json" | "error-json":
-            if "value" not in output:  # type: ignore[operator]
+            if "value" not in output:
                 fixed = {"type": kind, "value": None}
         case "content":
-            items = [item for item in output.get("value") or [] if _content_item_kept(item)]  # type: ignore[union-attr]
+            items = [item for item in output.get("value") or [] if _content_item_kept(item)]
             if not items:
                 fixed = {"type": "text", "value": NO_OUTPUT}
-            elif len(items) != len(output["value"]):  # type: ignore[index]
+            elif len(items) != len(output["value"]):
                 fixed = {"type": "content", "value": items}
         case "execution-denied":
             pass
@@ -155,12 +160,12 @@ def _content_item_kept(item: Any) -> bool:
     return True
 
 
-def _merge_assistant_turns(messages: list[ChatMessage], repairs: list[Repair]) -> list[ChatMessage]:
-    merged: list[ChatMessage] = []
+def _merge_assistant_turns(messages: list[Message], repairs: list[Repair]) -> list[Message]:
+    merged: list[Message] = []
     for message in messages:
         if message["role"] == "assistant" and merged and merged[-1]["role"] == "assistant":
             previous = merged[-1]
-            merged[-1] = {**previous, "content": [*previous["content"], *message["content"]]}  # type: ignore[typeddict-item]
+            merged[-1] = {**previous, "content": [*previous["content"], *message["content"]]}
             repairs.append(Repair("merged-assistant-turns", "joined two consecutive assistant messages into one turn"))
         else:
             merged.append(message)
@@ -168,10 +173,10 @@ def _merge_assistant_turns(messages: list[ChatMessage], repairs: list[Repair]) -
 
 
 def _pair_tool_calls(
-    messages: list[ChatMessage], decisions: dict[str, tuple[bool, str | None]], repairs: list[Repair]
-) -> list[ChatMessage]:
+    messages: list[Message], decisions: dict[str, tuple[bool, str | None]], repairs: list[Repair]
+) -> list[Message]:
     """Answer every call in the message right after its turn; drop results nobody asked for."""
-    out: list[ChatMessage] = []
+    out: list[Message] = []
     used_ids: set[str] = set()
     index = 0
     while index < len(messages):
@@ -192,7 +197,7 @@ def _pair_tool_calls(
         window, index = messages[index:window_end], window_end
         assistant, calls = _unique_calls(message, used_ids, repairs)
         out.append(assistant)
-        others: list[ChatMessage] = []
+        others: list[Message] = []
         results: dict[int, dict[str, Any]] = {}
         for item in window:
             if item["role"] != "tool":
@@ -235,14 +240,14 @@ def _pair_tool_calls(
                     answers.append(results[slot])
                     continue
                 answers.append(_missing_result(original, new_id, name, decisions, repairs))
-            out.append({"role": "tool", "content": answers})  # type: ignore[typeddict-item]
+            out.append({"role": "tool", "content": answers})
         out.extend(others)
     return out
 
 
 def _unique_calls(
-    message: ChatMessage, used_ids: set[str], repairs: list[Repair]
-) -> tuple[ChatMessage, list[tuple[str, str, str]]]:
+    message: Message, used_ids: set[str], repairs: list[Repair]
+) -> tuple[Message, list[tuple[str, str, str]]]:
     """The assistant turn with conversation-unique call ids, and its calls as (original, new id, name)."""
     calls: list[tuple[str, str, str]] = []
     parts = []
@@ -263,7 +268,7 @@ def _unique_calls(
         used_ids.add(new_id)
         calls.append((original, new_id, part["toolName"]))
         parts.append({**part, "toolCallId": new_id})
-    return {**message, "content": parts}, calls  # type: ignore[return-value]
+    return {**message, "content": parts}, calls
 
 
 def _missing_result(

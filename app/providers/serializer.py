@@ -8,7 +8,7 @@ which messages go in is the model view's decision.
 """
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from app.projections.types import ProjectedMessage, Repair
 from app.providers.chat_message import PART_KEYS, ROLE_PARTS, ChatMessage, SystemChatMessage
@@ -68,11 +68,11 @@ def _convert(message: ProjectedMessage, repairs: list[Repair]) -> ChatMessage | 
                 repairs.append(Repair("system-non-text", "system content takes text only; dropped other parts", ids))
             return {"role": "system", "content": "\n\n".join(texts)}
         case "user":
-            return {"role": "user", "content": _fit(kept, "user", ids, repairs)}  # type: ignore[typeddict-item]
+            return cast(ChatMessage, {"role": "user", "content": _fit(kept, "user", ids, repairs)})
         case "assistant":
-            return {"role": "assistant", "content": _fit(kept, "assistant", ids, repairs)}  # type: ignore[typeddict-item]
+            return cast(ChatMessage, {"role": "assistant", "content": _fit(kept, "assistant", ids, repairs)})
         case "tool":
-            return {"role": "tool", "content": _fit(kept, "tool", ids, repairs)}  # type: ignore[typeddict-item]
+            return cast(ChatMessage, {"role": "tool", "content": _fit(kept, "tool", ids, repairs)})
 
 
 def _clean_part(part: Any, message: ProjectedMessage, repairs: list[Repair]) -> dict[str, Any] | None:
