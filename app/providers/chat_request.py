@@ -14,7 +14,7 @@ from typing import Any
 from app.projections.types import Diagnostics, ProjectedMessage, Projection
 from app.providers.errors import EmptyConversation
 from app.providers.mutations import Mutation, apply_mutations, parse_mutations
-from app.providers.registry import adapter_for, build_payload, check_max_output_tokens
+from app.providers.registry import adapter_for, build_payload, check_max_output_tokens, check_model
 from app.providers.serializer import to_chat_messages
 from app.providers.tool_definitions import parse_tools
 
@@ -42,6 +42,7 @@ def build_chat_request(
     """Everything checked before any work: an unknown provider, a bad tool, mutation or token limit raises
     an ``InvalidInput`` (422) naming the field."""
     adapter_for(provider)
+    check_model(model)
     definitions = parse_tools(tools)
     check_max_output_tokens(max_output_tokens)
     parsed = _mutations(mutations)

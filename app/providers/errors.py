@@ -45,6 +45,13 @@ class InvalidMaxOutputTokens(InvalidInput):
         super().__init__(f"maxOutputTokens must be a positive integer, got {value!r}", field="maxOutputTokens")
 
 
+class InvalidModel(InvalidInput):
+    slug, title = "invalid-model", "Invalid model"
+
+    def __init__(self, value: object) -> None:
+        super().__init__(f"model must be the provider's non-empty model id, got {value!r}", field="model")
+
+
 class EmptyConversation(InvalidInput):
     slug, title = "empty-conversation", "Nothing to send"
 

@@ -12,7 +12,7 @@ from app.providers.ai_sdk import to_ai_sdk
 from app.providers.anthropic import to_anthropic
 from app.providers.chat_message import ChatMessage
 from app.providers.conversation import Settled, settle
-from app.providers.errors import InvalidMaxOutputTokens, UnknownProvider
+from app.providers.errors import InvalidMaxOutputTokens, InvalidModel, UnknownProvider
 from app.providers.gemini import to_gemini
 from app.providers.openai_chat import to_openai_chat
 from app.providers.openai_responses import to_openai_responses
@@ -52,11 +52,17 @@ def build_payload(
     puts the request's prompt there), later ones are notes each adapter places as its provider allows.
     """
     adapter = adapter_for(provider)
+    check_model(model)
     check_max_output_tokens(max_output_tokens)
     definitions = _definitions(tools)
     settled, repairs = settle(chat_messages)
     payload, adapter_repairs = adapter(settled, model=model, tools=definitions, max_output_tokens=max_output_tokens)
     return payload, repairs + adapter_repairs
+
+
+def check_model(model: object) -> None:
+    if not isinstance(model, str) or not model.strip():
+        raise InvalidModel(model)
 
 
 def check_max_output_tokens(value: object) -> None:

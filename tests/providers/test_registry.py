@@ -1,6 +1,6 @@
 import pytest
 
-from app.providers.errors import InvalidMaxOutputTokens, InvalidToolDefinition, UnknownProvider
+from app.providers.errors import InvalidMaxOutputTokens, InvalidModel, InvalidToolDefinition, UnknownProvider
 from app.providers.registry import SUPPORTED_PROVIDERS, build_payload
 
 MESSAGES = [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
@@ -79,6 +79,7 @@ def test_tool_without_schema_gets_an_empty_object_schema() -> None:
         {"name": "Read", "inputSchema": {"type": "string"}},
         {"name": "Read", "parameters": {}},
         {"name": "Read", "description": 3},
+        {"name": "Read", "description": "bad \ud800 text"},
     ],
 )
 def test_invalid_tool_definition_names_the_tool(tool: dict) -> None:
@@ -90,3 +91,9 @@ def test_invalid_tool_definition_names_the_tool(tool: dict) -> None:
 def test_a_tool_defined_twice_is_refused() -> None:
     with pytest.raises(InvalidToolDefinition):
         build_payload("openai", MESSAGES, model="m", tools=[TOOL, TOOL])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("model", ["", "  ", None])
+def test_model_must_be_a_non_empty_id(model: object) -> None:
+    with pytest.raises(InvalidModel):
+        build_payload("openai", MESSAGES, model=model)  # type: ignore[arg-type]
