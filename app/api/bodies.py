@@ -54,21 +54,23 @@ def run_body(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def projected_body(message: ProjectedMessage) -> dict[str, Any]:
+    # Enums and tuples go to orjson as they are (it writes an enum's value and a tuple as an array): a
+    # model view has one of these per message.
     meta = message.metadata
     metadata: dict[str, Any] = {
         "hiddenFromTranscript": meta.hidden_from_transcript,
         "hiddenFromModel": meta.hidden_from_model,
         "truncated": meta.truncated,
         "compacted": meta.compacted,
-        "notes": list(meta.notes),
+        "notes": meta.notes,
     }
     if meta.extra:
         metadata["extra"] = meta.extra
     return {
-        "view": str(message.view),
+        "view": message.view,
         "role": message.role,
-        "semanticType": str(message.semantic_type),
-        "sourceMessageIds": list(message.source_message_ids),
+        "semanticType": message.semantic_type,
+        "sourceMessageIds": message.source_message_ids,
         "content": message.content,
         "metadata": metadata,
     }

@@ -103,13 +103,14 @@ def _kind_from_shape(role: Role, content: Content) -> Kind:
 def _assistant_kind(content: Content) -> Kind:
     if isinstance(content, str):
         return Kind.ASSISTANT_TEXT
-    if _has_part(content, "tool-call"):
+    # One pass over the parts: promotion runs on every message of every view.
+    types = {part.get("type") for part in content}
+    if "tool-call" in types:
         return Kind.TOOL_CALL
-    if _has_part(content, "tool-approval-request"):
+    if "tool-approval-request" in types:
         return Kind.TOOL_APPROVAL_REQUEST
     # Only reasoning makes a reasoning message: reasoning beside text stays assistant_text, so that hiding
     # reasoning never hides the answer with it (the OAH pitfall).
-    types = {part.get("type") for part in content}
     if types == {"reasoning"}:
         return Kind.ASSISTANT_REASONING
     return Kind.ASSISTANT_TEXT
