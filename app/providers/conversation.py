@@ -2,7 +2,7 @@
 
 After ``settle`` the messages keep these promises, which the adapters rely on:
 - no empty or whitespace-only text, no empty unsigned reasoning, no message without content;
-- consecutive assistant messages are one turn;
+- consecutive assistant messages are one turn, and no turn holds only reasoning;
 - every assistant tool call is answered at once: the very next message is a tool message holding exactly one
   result per call, in call order, under the call's tool name; tool messages appear nowhere else;
   a call without a result gets an error result saying it was interrupted (or that the user denied it);
@@ -50,6 +50,7 @@ def settle(messages: Sequence[ChatMessage]) -> tuple[Settled, list[Repair]]:
     merged = _merge_assistant_turns(cleaned, repairs)
     # Dropping orphan results can leave two assistant turns side by side: join them again.
     paired = _merge_assistant_turns(_pair_tool_calls(merged, decisions, repairs), repairs)
+    paired = [message for message in paired if not _only_reasoning(message, repairs)]
     if paired and paired[-1]["role"] == "assistant":
         paired.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
         repairs.append(Repair("ends-on-assistant", f"added a user turn {CONTINUE!r} after the last assistant turn"))
@@ -59,6 +60,14 @@ def settle(messages: Sequence[ChatMessage]) -> tuple[Settled, list[Repair]]:
         paired.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
         repairs.append(Repair("no-conversation", f"added a user turn {CONTINUE!r}: nothing else was left to send"))
     return Settled(system, paired), repairs
+
+
+def _only_reasoning(message: Message, repairs: list[Repair]) -> bool:
+    """A turn that only thought is an aborted one: no provider takes a turn ending in reasoning."""
+    if message["role"] != "assistant" or any(part["type"] != "reasoning" for part in message["content"]):
+        return False
+    repairs.append(Repair("reasoning-only-turn", "dropped an assistant turn that holds nothing but reasoning"))
+    return True
 
 
 def _approval_decisions(messages: Sequence[Message]) -> dict[str, tuple[bool, str | None]]:

@@ -158,3 +158,9 @@ def test_result_named_after_a_different_tool_takes_the_calls_name() -> None:
     )
     assert messages[2]["content"][0]["toolName"] == "Read"
     assert "tool-result-name" in rules
+
+
+def test_a_turn_that_only_thought_is_dropped() -> None:
+    messages, rules = settled(user("q"), reasoning("hmm, let me"), user("still there?"))
+    assert [message["role"] for message in messages] == ["user", "user"]
+    assert "reasoning-only-turn" in rules
