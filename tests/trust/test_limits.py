@@ -31,16 +31,16 @@ async def held(database_url: str, statement: str) -> AsyncIterator[None]:
 async def test_a_statement_past_the_timeout_ends_in_a_quick_503(trust_app: AppFactory, database_url: str) -> None:
     async with trust_app(statement_timeout_ms=300, lock_timeout_ms=0) as application, http_client(application) as c:
         await c.post("/sessions", json={"id": "s1"})
-        async with held(database_url, "LOCK TABLE messages IN ACCESS EXCLUSIVE MODE"):
+        async with held(database_url, "LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE"):
             started = time.monotonic()
-            read = await c.get("/sessions/s1/messages")
+            read = await c.get("/sessions/s1")
             elapsed = time.monotonic() - started
         assert read.status_code == 503, read.text
         assert read.headers["content-type"] == PROBLEM
         assert read.headers["retry-after"] == "1"
         assert "statement timed out" in read.json()["detail"]
         assert elapsed < 3
-        assert (await c.get("/sessions/s1/messages")).status_code == 200
+        assert (await c.get("/sessions/s1")).status_code == 200
 
 
 async def test_an_append_waiting_past_the_lock_timeout_is_503_and_stores_nothing(
