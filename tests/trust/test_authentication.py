@@ -11,6 +11,7 @@ from tests.trust.conftest import AppFactory, http_client
 from tests.trust.keys import OTHER_TENANT, READER, RUNTIME, WRITER
 
 PROBLEM = "application/problem+json"
+CHAT_TARGET = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
 
 
 def reserved(kind: str, text: str, id: str) -> dict[str, Any]:
@@ -59,6 +60,9 @@ async def test_a_reader_reads_everything_and_writes_nothing(keyed_app: FastAPI) 
             assert (await reader.get(path)).status_code == 200, path
         assert (await reader.get("/sessions/s1/runs/r1")).status_code == 200
         assert (await reader.get("/sessions/s1/projection", params={"view": "transcript"})).status_code == 200
+        assert (await reader.get("/sessions/s1/context", params=CHAT_TARGET)).status_code == 200
+        # Building a provider payload reads the history and writes nothing, so a reader may.
+        assert (await reader.post("/chat", json={"sessionId": "s1", **CHAT_TARGET})).status_code == 200
         refused = [
             await reader.post("/sessions", json={"id": "s2"}),
             await reader.post("/sessions/s1/messages", json={"messages": [user("more")]}),
@@ -66,6 +70,8 @@ async def test_a_reader_reads_everything_and_writes_nothing(keyed_app: FastAPI) 
             await reader.post("/sessions/s1/runs", json={}),
             await reader.patch("/sessions/s1/runs/r1", json={"usage": {"inputTokens": 1}}),
             await reader.delete("/sessions/s1"),
+            await reader.post("/sessions/s1/compactions", json={"summary": "s"}),
+            await reader.post("/sessions/s1/prune", json={}),
         ]
         assert [response.status_code for response in refused] == [403] * len(refused)
         assert all(response.headers["content-type"] == PROBLEM for response in refused)
@@ -104,7 +110,7 @@ async def test_a_writer_cannot_write_reserved_runtime_kinds_and_nothing_of_the_b
         assert (await writer.get("/sessions/s1")).json()["messageCount"] == 0
 
 
-async def test_a_writer_cannot_amend_a_runtime_message_or_delete_a_session(keyed_app: FastAPI) -> None:
+async def test_a_writer_cannot_amend_runtime_messages_compact_prune_or_delete(keyed_app: FastAPI) -> None:
     async with http_client(keyed_app, RUNTIME) as runtime:
         await runtime.post("/sessions", json={"id": "s1"})
         response = await runtime.post(
@@ -114,10 +120,12 @@ async def test_a_writer_cannot_amend_a_runtime_message_or_delete_a_session(keyed
     async with http_client(keyed_app, WRITER) as writer:
         assert (await writer.patch("/sessions/s1/messages/r1", json={"metadata": {"x": 1}})).status_code == 403
         assert (await writer.delete("/sessions/s1")).status_code == 403
-        assert (await writer.get("/sessions/s1")).status_code == 200
+        assert (await writer.post("/sessions/s1/compactions", json={"summary": "mine"})).status_code == 403
+        assert (await writer.post("/sessions/s1/prune", json={})).status_code == 403
+        assert (await writer.get("/sessions/s1")).json()["messageCount"] == 1
 
 
-async def test_a_runtime_key_writes_reserved_kinds_and_deletes_sessions(keyed_app: FastAPI) -> None:
+async def test_a_runtime_key_writes_reserved_kinds_prunes_and_deletes_sessions(keyed_app: FastAPI) -> None:
     async with http_client(keyed_app, RUNTIME) as runtime:
         await runtime.post("/sessions", json={"id": "s1"})
         batch = [
@@ -130,6 +138,7 @@ async def test_a_runtime_key_writes_reserved_kinds_and_deletes_sessions(keyed_ap
         assert response.status_code == 201, response.text
         assert [m["kind"] for m in response.json()["messages"]] == ["user_input", "compact_boundary", "compact_summary"]
         assert (await runtime.patch("/sessions/s1/messages/b1", json={"metadata": {"x": 1}})).status_code == 200
+        assert (await runtime.post("/sessions/s1/prune", json={"dryRun": True})).status_code == 200
         assert (await runtime.delete("/sessions/s1")).status_code == 204
 
 
@@ -147,6 +156,10 @@ async def test_another_tenants_session_is_not_found_by_any_route(keyed_app: Fast
             "new run": await other.post("/sessions/s1/runs", json={}),
             "amend run": await other.patch("/sessions/s1/runs/r1", json={"result": {}}),
             "projection": await other.get("/sessions/s1/projection", params={"view": "model"}),
+            "context": await other.get("/sessions/s1/context", params=CHAT_TARGET),
+            "chat": await other.post("/chat", json={"sessionId": "s1", **CHAT_TARGET}),
+            "compaction": await other.post("/sessions/s1/compactions", json={"summary": "theirs"}),
+            "prune": await other.post("/sessions/s1/prune", json={}),
             "delete": await other.delete("/sessions/s1"),
         }
         assert {name: response.status_code for name, response in answers.items()} == dict.fromkeys(answers, 404)
