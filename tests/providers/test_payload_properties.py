@@ -57,8 +57,65 @@ def _roughen(message: PersistedMessage, how: int, surrogate: bool) -> PersistedM
     return replace(message, content=parts)
 
 
-rough_histories = st.tuples(histories(), st.integers(0, 2), st.booleans()).map(
-    lambda drawn: [_roughen(message, drawn[1], drawn[2]) for message in drawn[0]]
+OPENAI_REASONING = {
+    "type": "reasoning",
+    "text": "plan",
+    "providerOptions": {"openai": {"itemId": "rs_1", "reasoningEncryptedContent": "enc"}},
+}
+REDACTED = {"type": "reasoning", "text": "", "providerOptions": {"anthropic": {"redactedData": "opaque=="}}}
+EXTRA_PARTS: dict[str, list[dict[str, Any]]] = {
+    "user": [
+        {"type": "image", "image": "https://example.com/cat.jpg"},
+        {"type": "image", "image": "data:image/gif;base64,R0lGODlh"},
+        {"type": "file", "data": "AAAA", "mediaType": "application/zip", "filename": "a.zip"},
+        {"type": "file", "data": "https://example.com/r.pdf", "mediaType": "application/pdf"},
+        {"type": "text", "text": ""},
+    ],
+    "assistant": [
+        OPENAI_REASONING,
+        REDACTED,
+        {"type": "file", "data": "iVBORw0KGgo=", "mediaType": "image/png"},
+        {"type": "tool-call", "toolCallId": "", "toolName": " ", "input": "not json"},
+        {"type": "text", "text": "  "},
+    ],
+    "tool": [
+        {
+            "type": "tool-result",
+            "toolCallId": "call_1",
+            "toolName": "Read",
+            "output": {"type": "error-json", "value": {"e": 1}},
+        },
+        {
+            "type": "tool-result",
+            "toolCallId": "call_2",
+            "toolName": "Read",
+            "output": {
+                "type": "content",
+                "value": [
+                    {"type": "image-url", "url": "https://example.com/a.png"},
+                    {"type": "file-data", "data": "AAAA", "mediaType": "application/zip"},
+                    {"type": "text", "text": " "},
+                ],
+            },
+        },
+    ],
+}
+
+
+def _spice(message: PersistedMessage, choice: int) -> PersistedMessage:
+    """Add one rarer part (URL media, v6 output items, OpenAI or redacted reasoning, broken calls)."""
+    options = EXTRA_PARTS.get(message.role, [])
+    if not options or choice >= len(options):
+        return message
+    content = [{"type": "text", "text": message.content}] if isinstance(message.content, str) else message.content
+    return replace(message, content=[*content, options[choice]])
+
+
+rough_histories = st.tuples(histories(), st.integers(0, 2), st.booleans(), st.lists(st.integers(0, 9))).map(
+    lambda drawn: [
+        _spice(_roughen(message, drawn[1], drawn[2]), drawn[3][n] if n < len(drawn[3]) else 99)
+        for n, message in enumerate(drawn[0])
+    ]
 )
 
 
