@@ -1,0 +1,63 @@
+"""Runs: a turn's request settings, amended with usage and result when it ends."""
+
+import httpx
+
+from tests.api.wire import new_session
+
+
+async def test_a_run_keeps_its_request_settings(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    tools = [{"name": "read_file", "description": "Read", "inputSchema": {"type": "object"}}]
+    created = await client.post(
+        "/sessions/s1/runs",
+        json={
+            "id": "r1",
+            "agent": "build",
+            "model": "anthropic/claude-sonnet-4-5",
+            "system": "Be careful.",
+            "tools": tools,
+        },
+    )
+    assert created.status_code == 201
+    run = (await client.get("/sessions/s1/runs/r1")).json()
+    assert run["agent"] == "build"
+    assert run["model"] == "anthropic/claude-sonnet-4-5"
+    assert run["system"] == "Be careful."
+    assert run["tools"] == tools
+    assert run["usage"] is None
+
+
+async def test_usage_and_result_are_amended_when_the_run_ends(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await client.post("/sessions/s1/runs", json={"id": "r1", "model": "m"})
+    patched = await client.patch(
+        "/sessions/s1/runs/r1", json={"usage": {"inputTokens": 1200, "outputTokens": 80}, "result": {"status": "ok"}}
+    )
+    assert patched.status_code == 200
+    body = patched.json()
+    assert body["usage"] == {"inputTokens": 1200, "outputTokens": 80}
+    assert body["result"] == {"status": "ok"}
+    assert body["model"] == "m"
+
+
+async def test_a_run_without_id_gets_a_server_id(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    created = await client.post("/sessions/s1/runs", json={})
+    assert created.json()["id"].startswith("run_")
+
+
+async def test_a_taken_run_id_is_409_and_unknown_runs_are_404(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await client.post("/sessions/s1/runs", json={"id": "r1"})
+    assert (await client.post("/sessions/s1/runs", json={"id": "r1"})).status_code == 409
+    assert (await client.get("/sessions/s1/runs/nope")).status_code == 404
+    assert (await client.patch("/sessions/s1/runs/nope", json={"usage": {}})).status_code == 404
+    assert (await client.post("/sessions/nope/runs", json={})).status_code == 404
+
+
+async def test_a_run_patch_cannot_change_its_settings(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await client.post("/sessions/s1/runs", json={"id": "r1", "model": "m"})
+    response = await client.patch("/sessions/s1/runs/r1", json={"model": "other"})
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["field"] == "model"
