@@ -8,6 +8,8 @@ Never touches anything but strings.
 import re
 from typing import Any
 
+import orjson
+
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 _LONE = re.compile("[\ud800-\udfff]")
 
@@ -28,6 +30,20 @@ def clean_text(text: str) -> str:
 
 def without_unpaired_surrogates(value: Any) -> tuple[Any, bool]:
     """The value with every string cleaned, and whether anything changed (keys are cleaned too)."""
+    if isinstance(value, dict | list):
+        # orjson refuses any surrogate code point in a string or key, so a value it encodes has nothing to
+        # clean: one pass in C instead of a Python walk over every string (an eighth of a 10,000-message
+        # /chat request). Anything it refuses, for whatever reason, takes the walk below.
+        try:
+            orjson.dumps(value)
+        except (orjson.JSONEncodeError, TypeError):
+            pass
+        else:
+            return value, False
+    return _walk(value)
+
+
+def _walk(value: Any) -> tuple[Any, bool]:
     match value:
         case str():
             cleaned = clean_text(value)
@@ -36,13 +52,13 @@ def without_unpaired_surrogates(value: Any) -> tuple[Any, bool]:
             changed = False
             result: dict[Any, Any] = {}
             for key, item in value.items():
-                new_key, key_changed = without_unpaired_surrogates(key)
-                new_item, item_changed = without_unpaired_surrogates(item)
+                new_key, key_changed = _walk(key)
+                new_item, item_changed = _walk(item)
                 result[new_key] = new_item
                 changed = changed or key_changed or item_changed
             return (result, True) if changed else (value, False)
         case list() | tuple():
-            items = [without_unpaired_surrogates(item) for item in value]
+            items = [_walk(item) for item in value]
             if any(item_changed for _, item_changed in items):
                 return [item for item, _ in items], True
             return value, False
