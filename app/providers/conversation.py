@@ -219,14 +219,7 @@ def _pair_tool_calls(
                     )
                 )
             for part in item["content"]:
-                slot = next(
-                    (
-                        n
-                        for n, (original, _, _) in enumerate(calls)
-                        if original == part["toolCallId"] and n not in results
-                    ),
-                    None,
-                )
+                slot = _open_slot(calls, results, part["toolCallId"])
                 if slot is None:
                     known = any(original == part["toolCallId"] for original, _, _ in calls)
                     rule, why = (
@@ -252,6 +245,11 @@ def _pair_tool_calls(
             out.append({"role": "tool", "content": answers})
         out.extend(others)
     return out
+
+
+def _open_slot(calls: list[tuple[str, str, str]], answered: dict[int, Any], call_id: str) -> int | None:
+    """The first call with this (original) id that has no result yet; reused ids are answered in order."""
+    return next((n for n, (original, _, _) in enumerate(calls) if original == call_id and n not in answered), None)
 
 
 def _unique_calls(
