@@ -52,6 +52,14 @@ class Database:
             yield connection
             await connection.rollback()
 
+    @asynccontextmanager
+    async def single_read(self) -> AsyncIterator[AsyncConnection]:
+        """A connection in autocommit for one read that shares no snapshot with another (an ETag check):
+        no BEGIN, SET or ROLLBACK round trips around it."""
+        async with self.engine.connect() as connection:
+            await connection.execution_options(isolation_level="AUTOCOMMIT")
+            yield connection
+
     async def ping(self) -> None:
         async with self.engine.connect() as connection:
             await connection.execute(text("SELECT 1"))
