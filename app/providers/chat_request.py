@@ -36,7 +36,7 @@ def build_chat_request(
     model: str,
     system: str | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
-    mutations: Sequence[Mutation] | Sequence[Mapping[str, Any]] = (),
+    mutations: Sequence[Mutation] | Sequence[Mapping[str, Any]] | None = None,
     max_output_tokens: int | None = None,
 ) -> ChatRequest:
     """Everything checked before any work: an unknown provider, a bad tool, mutation or token limit raises
@@ -62,7 +62,9 @@ def build_chat_request(
     return ChatRequest(provider=provider, model=model, payload=payload, diagnostics=diagnostics)
 
 
-def _mutations(mutations: Sequence[Mutation] | Sequence[Mapping[str, Any]]) -> tuple[Mutation, ...]:
+def _mutations(mutations: Sequence[Mutation] | Sequence[Mapping[str, Any]] | None) -> tuple[Mutation, ...]:
+    if mutations is None:
+        return ()
     if all(isinstance(mutation, Mutation) for mutation in mutations):
         return tuple(mutations)  # type: ignore[arg-type]
     return parse_mutations(mutations)  # type: ignore[arg-type]

@@ -64,3 +64,9 @@ def test_signed_reasoning_reaches_only_its_own_provider() -> None:
     }
     assert openai["messages"][1] == {"role": "assistant", "content": "42"}
     assert gemini["contents"][1] == {"role": "model", "parts": [{"text": "42"}]}
+
+
+def test_absent_tools_and_mutations_are_the_same_as_empty_ones() -> None:
+    bare = build_chat_request(raw(user("hi")), provider="openai", model="gpt-5", tools=None, mutations=None)
+    empty = build_chat_request(raw(user("hi")), provider="openai", model="gpt-5", tools=[], mutations=[])
+    assert bare.payload == empty.payload
