@@ -6,6 +6,7 @@ on raw (no model-view rule), then roughened further here: 400-character and unsa
 surrogates. ai-sdk payloads are collected and checked by the ``ai`` package in one Node call per test.
 """
 
+import copy
 from dataclasses import replace
 from typing import Any
 
@@ -131,6 +132,7 @@ def _every_provider_accepts(
     projected = _projected(history)
     if not projected and not system:
         return  # an empty session with no prompt is refused (EmptyConversation), tested on its own
+    before = copy.deepcopy(projected)
     for provider in SUPPORTED_PROVIDERS:
         request = build_chat_request(
             projected,
@@ -143,6 +145,7 @@ def _every_provider_accepts(
         assert found == [], (provider, found, request.payload)
         if provider == "ai-sdk":
             collected.append(request.payload)
+    assert projected == before, "building payloads must never change the projected messages"
 
 
 def test_random_histories_give_payloads_every_provider_accepts(ai_sdk_preflight: Any) -> None:
