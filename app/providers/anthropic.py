@@ -90,8 +90,10 @@ def to_anthropic(
 def _add(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]], repairs: list[Repair]) -> None:
     """Append a turn, merging it into the previous one of the same role (roles must alternate)."""
     if turns and turns[-1]["role"] == role:
+        # Text after tool results in one user turn is Anthropic's own shape, not a repair worth reporting.
+        if turns[-1]["content"][0]["type"] != "tool_result":
+            repairs.append(Repair("merged-turns", f"anthropic: merged consecutive {role} turns"))
         turns[-1]["content"].extend(blocks)
-        repairs.append(Repair("merged-turns", f"anthropic: merged consecutive {role} turns"))
     else:
         turns.append({"role": role, "content": list(blocks)})
 

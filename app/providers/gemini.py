@@ -69,8 +69,10 @@ def to_gemini(
 
 def _add(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any]], repairs: list[Repair]) -> None:
     if contents and contents[-1]["role"] == role:
+        # Parts after function responses in one user turn is Gemini's own shape, not a repair worth reporting.
+        if "functionResponse" not in contents[-1]["parts"][0]:
+            repairs.append(Repair("merged-turns", f"gemini: merged consecutive {role} turns"))
         contents[-1]["parts"].extend(parts)
-        repairs.append(Repair("merged-turns", f"gemini: merged consecutive {role} turns"))
     else:
         contents.append({"role": role, "parts": list(parts)})
 
