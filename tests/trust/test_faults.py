@@ -42,7 +42,9 @@ def own_postgres() -> Iterator[EmbeddedPostgres]:
 async def service(own_postgres: EmbeddedPostgres) -> AsyncIterator[httpx.AsyncClient]:
     url = await asyncio.to_thread(own_postgres.ensure_database)
     await asyncio.to_thread(migrations.upgrade, url)
-    settings = settings_for_tests(connect_timeout_seconds=2, pool_timeout_seconds=2, idempotency_lease_seconds=1)
+    # Default timeouts: a refused connection must fail fast without tuning. A short lease frees the key of
+    # the append the outage cut, so its retry does not wait the default 30 s.
+    settings = settings_for_tests(idempotency_lease_seconds=1)
     application = create_app(settings, database_url=url)
     async with LifespanManager(application):
         transport = httpx.ASGITransport(app=application)
