@@ -11,7 +11,7 @@ from typing import Any
 
 from app.projections.types import Repair
 from app.providers.conversation import START, Settled, wrap_system_note
-from app.providers.media import Media, read_media
+from app.providers.media import Media, read_media, unreadable
 from app.providers.tool_definitions import EMPTY_OBJECT_SCHEMA, ToolDefinition
 from app.providers.tool_ids import ToolIdMap
 from app.providers.tool_output import read_output
@@ -176,7 +176,7 @@ def _media_block(media: Media, repairs: list[Repair]) -> dict[str, Any]:
     if media.media_type == "application/pdf":
         return {"type": "document", "source": source}
     repairs.append(Repair("media-as-text", f"anthropic: cannot send {media.describe()}; said so in text"))
-    return {"type": "text", "text": f"ERROR: Cannot read {media.describe()} (this model does not support this input)."}
+    return {"type": "text", "text": unreadable(media)}
 
 
 def _tool_result(part: dict[str, Any], ids: ToolIdMap, repairs: list[Repair]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from app.projections.types import Repair
 from app.providers.conversation import START, Settled, wrap_system_note
-from app.providers.media import Media, read_media
+from app.providers.media import Media, read_media, unreadable
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
 from app.providers.tool_output import read_output
@@ -140,7 +140,7 @@ def _user_part(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
 def _media_part(media: Media, repairs: list[Repair]) -> dict[str, Any]:
     if not (media.media_type.startswith(INLINE_PREFIXES) or media.media_type in INLINE_TYPES):
         repairs.append(Repair("media-as-text", f"gemini: cannot send {media.describe()}; said so in text"))
-        return {"text": f"ERROR: Cannot read {media.describe()} (this model does not support this input)."}
+        return {"text": unreadable(media)}
     if media.url is not None:
         return {"fileData": {"mimeType": media.media_type, "fileUri": media.url}}
     return {"inlineData": {"mimeType": media.media_type, "data": media.base64}}

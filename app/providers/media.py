@@ -41,6 +41,11 @@ class Media:
         return f"{name} ({self.media_type})"
 
 
+def unreadable(media: Media) -> str:
+    """What a model is told instead of media its provider cannot take: explicit, never a silent drop."""
+    return f"ERROR: Cannot read {media.describe()} (this model does not support this input). Inform the user."
+
+
 def read_media(data: str, media_type: str | None, filename: str | None = None, *, image: bool = False) -> Media:
     """What ``data`` holds; the media type falls back to the data URL's, the file signature, the URL's
     extension, and for an ``image`` part to ``image/png`` (an image part is an image even unlabelled)."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from app.projections.types import Repair
 from app.providers.conversation import Settled
-from app.providers.media import Media, read_media
+from app.providers.media import Media, read_media, unreadable
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
 from app.providers.tool_output import read_output
@@ -105,10 +105,6 @@ def _media_part(media: Media, repairs: list[Repair]) -> dict[str, Any]:
         return {"type": "file", "file": {"file_data": media.data_url, "filename": media.filename or "document.pdf"}}
     repairs.append(Repair("media-as-text", f"openai: cannot send {media.describe()}; said so in text"))
     return {"type": "text", "text": unreadable(media)}
-
-
-def unreadable(media: Media) -> str:
-    return f"ERROR: Cannot read {media.describe()} (this model does not support this input). Inform the user."
 
 
 def _media_message(media: list[tuple[str, Media]], repairs: list[Repair]) -> dict[str, Any]:

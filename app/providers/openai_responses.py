@@ -12,8 +12,7 @@ from typing import Any
 
 from app.projections.types import Repair
 from app.providers.conversation import Settled
-from app.providers.media import Media, read_media
-from app.providers.openai_chat import unreadable
+from app.providers.media import Media, read_media, unreadable
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
 from app.providers.tool_output import read_output
