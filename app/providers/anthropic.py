@@ -20,6 +20,8 @@ DEFAULT_MAX_TOKENS = 4096
 """Anthropic requires ``max_tokens``; 4096 is within every Claude model's output limit."""
 MAX_TOOL_USE_ID = 64
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+"""Anthropic refuses a base64 image over 5 MB."""
 PLACEHOLDER_TOOL = {
     "name": "no_tools_available",
     "description": "No tools are available in this request. Do not call this tool.",
@@ -171,6 +173,9 @@ def _media_block(media: Media, repairs: list[Repair]) -> dict[str, Any]:
         source = {"type": "url", "url": media.url}
     else:
         source = {"type": "base64", "media_type": media.media_type, "data": media.base64}
+    if media.media_type in IMAGE_TYPES and media.decoded_size > MAX_IMAGE_BYTES:
+        repairs.append(Repair("image-too-large", f"anthropic: {media.describe()} is over 5 MB; said so in text"))
+        return {"type": "text", "text": f"[Image {media.describe()} omitted: over Anthropic's 5 MB limit per image]"}
     if media.media_type in IMAGE_TYPES:
         return {"type": "image", "source": source}
     if media.media_type == "application/pdf":

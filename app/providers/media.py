@@ -33,6 +33,13 @@ class Media:
         return f"data:{self.media_type};base64,{self.base64}"
 
     @property
+    def decoded_size(self) -> int:
+        """Bytes the base64 data decodes to (0 for a URL), without decoding it."""
+        if self.base64 is None:
+            return 0
+        return len(self.base64) * 3 // 4 - self.base64.count("=", -2)
+
+    @property
     def is_image(self) -> bool:
         return self.media_type.startswith("image/")
 

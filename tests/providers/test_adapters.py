@@ -188,3 +188,9 @@ def test_gemini_signature_that_is_not_base64_is_not_sent() -> None:
         }
     ]
     assert "thought-signature-invalid" in [repair.rule for repair in built.diagnostics.repairs]
+
+
+def test_anthropic_image_over_5_mb_is_named_in_text() -> None:
+    huge = image_part("iVBORw0KGgo" + "A" * (7 * 1024 * 1024))
+    blocks = payload("anthropic", user([text_part("look"), huge]))["messages"][0]["content"]
+    assert blocks[1]["type"] == "text" and "over Anthropic's 5 MB limit" in blocks[1]["text"]
