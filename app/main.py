@@ -9,13 +9,14 @@ import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
-from app.api.auth import Authenticator, install_authentication, load_api_keys
+from app.api.auth import Authenticator, declare_bearer_auth, install_authentication, load_api_keys
 from app.api.context_config import summarizer_config, window_config
-from app.api.idempotency import Idempotency
+from app.api.idempotency import Idempotency, declare_idempotency_key
 from app.api.middleware import BodyLimit, RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
@@ -108,7 +109,20 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         responses=PROBLEM_RESPONSES,
     )
     app.state.settings = settings
-    install_authentication(app, Authenticator(load_api_keys(settings)))
+    authenticator = Authenticator(load_api_keys(settings))
+    install_authentication(app, authenticator)
+    generate_openapi = app.openapi
+
+    def openapi_with_trust() -> dict[str, Any]:
+        fresh = app.openapi_schema is None
+        document = generate_openapi()
+        if fresh:
+            declare_idempotency_key(document)
+            if authenticator.enabled:
+                declare_bearer_auth(document)
+        return document
+
+    app.openapi = openapi_with_trust  # type: ignore[method-assign]
     install_problem_handlers(app)
     for router in (
         sessions.router,

@@ -14,7 +14,7 @@ import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import FastAPI, Request
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
@@ -161,6 +161,23 @@ class Authenticator:
 
     async def authenticate(self, request: Request) -> Principal:
         return self.identify(request.headers.get("authorization"))
+
+
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+def declare_bearer_auth(openapi: dict[str, Any]) -> None:
+    """Marks every operation but the open probes as needing ``Authorization: Bearer <key>``."""
+    openapi.setdefault("components", {}).setdefault("securitySchemes", {})["apiKey"] = {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An API key configured in PROJECTOR_API_KEYS; its role decides what it may do.",
+    }
+    for path, operations in openapi.get("paths", {}).items():
+        if path in OPEN_PATHS:
+            continue
+        for operation in operations.values():
+            operation["security"] = [{"apiKey": []}]
 
 
 def install_authentication(app: FastAPI, authenticator: Authenticator) -> None:

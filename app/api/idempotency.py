@@ -22,7 +22,7 @@ import contextlib
 import hashlib
 import logging
 import time
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -65,6 +65,22 @@ class IdempotencyKeyReused(InvalidInput):
 
 class IdempotencyKeyInFlight(Conflict):
     slug, title = "idempotency-key-in-flight", "A request with this Idempotency-Key is still running"
+
+
+def declare_idempotency_key(openapi: dict[str, Any]) -> None:
+    """Adds the optional ``Idempotency-Key`` header to every POST operation of an OpenAPI document, so clients
+    (and schema-driven tools) learn that retries can be made safe."""
+    header = {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": False,
+        "description": "Makes a retry safe: the first response is replayed for 24 h (per tenant and key).",
+        "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH},
+    }
+    for operations in openapi.get("paths", {}).values():
+        post = operations.get("post")
+        if post is not None and not any(p.get("name") == header["name"] for p in post.get("parameters", [])):
+            post.setdefault("parameters", []).append(dict(header))
 
 
 def is_kept(status: int) -> bool:

@@ -190,9 +190,26 @@ async def test_with_keys_the_start_does_not_warn(keyed_app: FastAPI, caplog: pyt
     assert not any("authentication is off" in record.getMessage() for record in caplog.records)
 
 
-async def test_the_openapi_document_declares_the_problem_answers(keyed_app: FastAPI) -> None:
+async def test_the_openapi_document_declares_keys_idempotency_and_problem_answers(keyed_app: FastAPI) -> None:
     async with http_client(keyed_app) as anonymous:
         document = (await anonymous.get("/openapi.json")).json()
     operation = document["paths"]["/sessions/{session_id}/messages"]["post"]
     assert {"401", "403", "404", "409", "413", "422", "503"} <= set(operation["responses"])
     assert "application/problem+json" in operation["responses"]["401"]["content"]
+    assert document["components"]["securitySchemes"]["apiKey"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An API key configured in PROJECTOR_API_KEYS; its role decides what it may do.",
+    }
+    assert operation["security"] == [{"apiKey": []}]
+    assert "security" not in document["paths"]["/healthz"]["get"]
+    posts = [operations["post"] for operations in document["paths"].values() if "post" in operations]
+    assert posts and all(
+        any(p["name"] == "Idempotency-Key" and p["in"] == "header" for p in post["parameters"]) for post in posts
+    )
+
+
+async def test_without_keys_the_document_asks_for_none(trust_app: AppFactory) -> None:
+    async with trust_app() as application, http_client(application) as anonymous:
+        document = (await anonymous.get("/openapi.json")).json()
+    assert "securitySchemes" not in document.get("components", {})
