@@ -65,23 +65,24 @@ class IdempotencyRepository:
         """Takes the key for a new request, or says what the earlier request with this key left."""
         token = uuid.uuid4().hex
         table = idempotency_keys
-        statement = pg_insert(table).values(
+        new_claim = pg_insert(table).values(
             tenant_id=self._tenant,
             key=key,
             fingerprint=fingerprint,
             claim=token,
             expires_at=func.now() + _seconds(lease_seconds),
         )
-        statement = statement.on_conflict_do_update(
+        # An expired row (done or abandoned in flight) counts as absent: take it over in the same statement.
+        statement = new_claim.on_conflict_do_update(
             index_elements=[table.c.tenant_id, table.c.key],
             set_={
-                "fingerprint": statement.excluded.fingerprint,
-                "claim": statement.excluded.claim,
+                "fingerprint": new_claim.excluded.fingerprint,
+                "claim": new_claim.excluded.claim,
                 "status_code": None,
                 "response_headers": None,
                 "response_body": None,
                 "created_at": func.now(),
-                "expires_at": statement.excluded.expires_at,
+                "expires_at": new_claim.excluded.expires_at,
             },
             where=table.c.expires_at <= func.now(),
         ).returning(table.c.claim)

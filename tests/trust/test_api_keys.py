@@ -6,6 +6,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from pydantic import SecretStr
 
 from app.api.auth import ApiKeyConfigError, AuthenticationRequired, Authenticator, load_api_keys, parse_api_keys
 from app.settings import Settings
@@ -73,6 +74,6 @@ def test_a_malformed_key_list_fails_at_start_without_echoing_secrets(entries: li
 
 
 def test_settings_keep_the_key_list_secret() -> None:
-    settings = Settings(database_url=None, api_keys=orjson.dumps(API_KEYS).decode())
+    settings = Settings(database_url=None, api_keys=SecretStr(orjson.dumps(API_KEYS).decode()))
     assert READER not in repr(settings)
     assert READER not in str(settings.model_dump())

@@ -3,6 +3,7 @@ another request under the same key is 422, a duplicate of a running request is 4
 not kept, keys are per tenant and expire."""
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import asyncpg
 import httpx
@@ -29,7 +30,7 @@ async def kept_keys(app: FastAPI) -> list[tuple[str, str, int | None]]:
 
 
 @pytest.fixture
-async def writer(keyed_app: FastAPI) -> httpx.AsyncClient:
+async def writer(keyed_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     async with http_client(keyed_app, WRITER) as client:
         assert (await client.post("/sessions", json={"id": "s1"})).status_code == 201
         yield client

@@ -106,8 +106,8 @@ def test_every_operation_answers_within_its_schema_and_never_5xx(
             case.path_parameters[name] = existing
     if isinstance(case.body, dict | list):
         case.body = within_64_bits(case.body)
-    if isinstance(case.body, dict) and isinstance(case.body.get("contextWindowTokens"), int):
-        case.body["contextWindowTokens"] = min(case.body["contextWindowTokens"], INT32)
+    if isinstance(case.body, dict) and isinstance(tokens := case.body.get("contextWindowTokens"), int):
+        case.body["contextWindowTokens"] = min(tokens, INT32)
     if case.operation.label == "POST /sessions" and isinstance(case.body, dict):
         new_id = case.body.get("id")
         if isinstance(new_id, str) and not (new_id.isascii() and new_id.isprintable()):
