@@ -213,3 +213,54 @@ async def test_a_body_over_the_limit_with_a_key_is_413_and_not_kept(trust_app: A
         assert response.status_code == 413
         assert response.headers["content-type"] == "application/problem+json"
         assert await kept_keys(application) == []
+
+
+async def test_a_request_outliving_its_lease_keeps_the_key_by_renewing_it(
+    trust_app: AppFactory, database_url: str
+) -> None:
+    async with trust_app(idempotency_lease_seconds=1) as application, http_client(application) as client:
+        await client.post("/sessions", json={"id": "s1"})
+        blocker = await asyncpg.connect(plain_dsn(database_url))
+        try:
+            transaction = blocker.transaction()
+            await transaction.start()
+            await blocker.execute("SELECT 1 FROM sessions WHERE id = 's1' FOR UPDATE")
+            body = {"messages": [user("slow")]}
+            first = asyncio.create_task(client.post("/sessions/s1/messages", json=body, headers=keyed("long")))
+            await asyncio.sleep(2.5)  # well past the one-second lease
+            duplicate = await client.post("/sessions/s1/messages", json=body, headers=keyed("long"))
+            assert duplicate.status_code == 409
+            await transaction.commit()
+            assert (await first).status_code == 201
+        finally:
+            await blocker.close()
+        assert (await client.get("/sessions/s1")).json()["messageCount"] == 1
+
+
+async def test_a_key_abandoned_in_flight_is_free_once_its_lease_ends(keyed_app: FastAPI) -> None:
+    async with keyed_app.state.database.transaction() as connection:
+        await connection.execute(
+            text(
+                "INSERT INTO idempotency_keys (tenant_id, key, fingerprint, claim, expires_at) "
+                "VALUES ('acme', 'orphan', :fingerprint, 'dead-process', now() - interval '1 second')"
+            ),
+            {"fingerprint": "0" * 64},
+        )
+    async with http_client(keyed_app, WRITER) as client:
+        response = await client.post("/sessions", json={"id": "s1"}, headers=keyed("orphan"))
+        assert response.status_code == 201
+    assert await kept_keys(keyed_app) == [("acme", "orphan", 201)]
+
+
+async def test_two_replicas_sharing_the_database_run_a_key_once(trust_app: AppFactory) -> None:
+    async with trust_app() as one, trust_app() as two, http_client(one) as first, http_client(two) as second:
+        await first.post("/sessions", json={"id": "s1"})
+        body = {"messages": [user("exactly once")]}
+        answers = await asyncio.gather(
+            *(
+                replica.post("/sessions/s1/messages", json=body, headers=keyed("replicas"))
+                for replica in (first, second) * 4
+            )
+        )
+        assert {response.status_code for response in answers} <= {201, 409}
+        assert (await second.get("/sessions/s1")).json()["messageCount"] == 1
