@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -51,10 +52,10 @@ def asyncpg_url(url: str) -> str:
 async def database(server_url: str | None) -> AsyncIterator[str]:
     """A fresh, migrated database for this run (asyncpg SQLAlchemy URL), dropped afterwards."""
     embedded: EmbeddedPostgres | None = None
+    folder: Path | None = None
     if server_url is None:
-        embedded = await asyncio.to_thread(
-            EmbeddedPostgres, Path(tempfile.mkdtemp(prefix="projector-bench-")), delete_on_stop=True
-        )
+        folder = Path(tempfile.mkdtemp(prefix="projector-bench-"))
+        embedded = await asyncio.to_thread(EmbeddedPostgres, folder, delete_on_stop=True)
         server_url = embedded.url("postgres")
     admin = asyncpg_url(server_url)
     name = f"projector_bench_{uuid.uuid4().hex[:10]}"
@@ -75,6 +76,8 @@ async def database(server_url: str | None) -> AsyncIterator[str]:
             await connection.close()
         if embedded is not None:
             await asyncio.to_thread(embedded.stop)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 async def raw_connection(url: str) -> asyncpg.Connection:

@@ -5,6 +5,7 @@ end) unless ``--database-url`` names a server; each benchmark creates and drops 
 """
 
 import asyncio
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -34,15 +35,17 @@ async def run(server_url: str) -> list[str]:
 def main() -> None:
     options = arguments(__doc__ or "").parse_args()
     embedded: EmbeddedPostgres | None = None
+    folder = Path(tempfile.mkdtemp(prefix="projector-bench-"))
     server_url = options.database_url
     if server_url is None:
-        embedded = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix="projector-bench-")), delete_on_stop=True)
+        embedded = EmbeddedPostgres(folder, delete_on_stop=True)
         server_url = embedded.url("postgres")
     try:
         verdicts = asyncio.run(run(server_url))
     finally:
         if embedded is not None:
             embedded.stop()
+        shutil.rmtree(folder, ignore_errors=True)
     print("\n== verdicts")
     for line in verdicts:
         print(line)
