@@ -5,10 +5,9 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-import orjson
-
 from app.api.auth import Principal
 from app.api.schemas import AppendMessagesRequest
+from app.api.storable import storable_size
 from app.engine.promotion import infer_kind
 from app.engine.tokens import estimate_tokens
 from app.errors import Forbidden, InvalidInput, TooLarge
@@ -42,12 +41,14 @@ def prepare_batch(
                 f"{field}.content: {len(content)} parts; the limit is {settings.max_parts_per_message}",
                 field=f"{field}.content",
             )
-        size = _storable_size(content, f"{field}.content") + _check_metadata(message.metadata, field, settings)
+        size = storable_size(content, f"{field}.content") + _check_metadata(message.metadata, field, settings)
         if size > settings.max_message_bytes:
             raise TooLarge(f"{field}: {size} bytes; the limit is {settings.max_message_bytes}", field=field)
         kind, _ = infer_kind(message.role, content, message.metadata)
         if not principal.may_write_kind(kind):
             raise Forbidden(f"{field}.metadata.runtimeKind: only a runtime key may write {kind}", field=field)
+        storable_size(message.id or "", f"{field}.id")
+        storable_size(message.run_id or "", f"{field}.runId")
         message_id = message.id or new_message_id()
         candidate = NewMessage(
             id=message_id,
@@ -73,39 +74,9 @@ def prepare_batch(
 
 
 def _check_metadata(metadata: dict[str, Any], field: str, settings: Settings) -> int:
-    size = _storable_size(metadata, f"{field}.metadata")
+    size = storable_size(metadata, f"{field}.metadata")
     if size > settings.max_metadata_bytes:
         raise TooLarge(
             f"{field}.metadata: {size} bytes; the limit is {settings.max_metadata_bytes}", field=f"{field}.metadata"
         )
     return size
-
-
-def _storable_size(value: Any, field: str) -> int:
-    """PostgreSQL's jsonb refuses NUL characters and unpaired UTF-16 surrogates; say so here, naming the
-    field, instead of failing the whole write with a database error."""
-    try:
-        encoded = orjson.dumps(value)
-    except TypeError as error:
-        raise InvalidInput(
-            f"{_locate_bad_text(value, field)}: text holds an unpaired UTF-16 surrogate",
-            field=_locate_bad_text(value, field),
-        ) from error
-    if b"\\u0000" in encoded:
-        located = _locate_bad_text(value, field)
-        raise InvalidInput(f"{located}: text holds a NUL character (\\u0000), which cannot be stored", field=located)
-    return len(encoded)
-
-
-def _locate_bad_text(value: Any, path: str) -> str:
-    """The path of the first string holding NUL or a lone surrogate; only walked on the error path."""
-    if isinstance(value, str):
-        return path if "\x00" in value or any(0xD800 <= ord(ch) <= 0xDFFF for ch in value) else ""
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        if isinstance(key, str) and _locate_bad_text(key, path):
-            return f"{path}.{key}"
-        found = _locate_bad_text(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}")
-        if found:
-            return found
-    return ""

@@ -5,6 +5,7 @@ import logging
 from http import HTTPStatus
 from typing import Any
 
+import asyncpg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
@@ -121,6 +122,21 @@ def install_problem_handlers(app: FastAPI) -> None:
             return problem(ServiceUnavailable("The database is unavailable; retry shortly."), request)
         log.exception("database error")
         return problem(ProjectorError("An unexpected database error occurred."), request)
+
+    @app.exception_handler(asyncpg.PostgresError)
+    async def on_driver_error(request: Request, exc: asyncpg.PostgresError) -> ProblemResponse:
+        """Hot reads use the asyncpg connection directly; its errors get the same answers."""
+        sqlstate = getattr(exc, "sqlstate", None)
+        if sqlstate in UNAVAILABLE_SQLSTATES:
+            return problem(ServiceUnavailable(f"The database is busy: {UNAVAILABLE_SQLSTATES[sqlstate]}."), request)
+        if isinstance(exc, asyncpg.PostgresConnectionError) or (sqlstate or "").startswith(("08", "57P")):
+            return problem(ServiceUnavailable("The database is unavailable; retry shortly."), request)
+        log.exception("database error")
+        return problem(ProjectorError("An unexpected database error occurred."), request)
+
+    @app.exception_handler(asyncpg.InterfaceError)
+    async def on_driver_interface_error(request: Request, exc: asyncpg.InterfaceError) -> ProblemResponse:
+        return problem(ServiceUnavailable("The database connection was lost; retry shortly."), request)
 
     @app.exception_handler(PoolTimeout)
     async def on_pool_timeout(request: Request, exc: PoolTimeout) -> ProblemResponse:

@@ -3,6 +3,7 @@
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+from fastapi import Path
 from pydantic import AwareDatetime, Field, JsonValue
 
 from app.api.parts import AssistantPart, SystemPart, ToolPart, UserPart
@@ -10,7 +11,12 @@ from app.api.wire import WireModel
 from app.engine.kinds import Role
 from app.projections.types import ProjectionContext, View
 
-ClientId = Annotated[str, Field(min_length=1, max_length=128, description="Opaque, unique per session.")]
+PRINTABLE = r"^[^\x00-\x1f\x7f]+$"
+"""Ids are opaque, but travel in URLs, headers and logs: control characters are refused."""
+ClientId = Annotated[
+    str, Field(min_length=1, max_length=128, pattern=PRINTABLE, description="Opaque, unique per session.")
+]
+PathId = Annotated[str, Path(min_length=1, max_length=128, pattern=PRINTABLE)]
 Metadata = dict[str, JsonValue]
 
 
@@ -80,7 +86,7 @@ class CreateSessionRequest(WireModel):
     title: str | None = Field(default=None, max_length=1000)
     metadata: Metadata = Field(default_factory=dict)
     model: str | None = Field(default=None, max_length=256, description="provider/modelId")
-    context_window_tokens: int | None = Field(default=None, gt=0)
+    context_window_tokens: int | None = Field(default=None, gt=0, le=2**31 - 1)
 
 
 class SessionOut(WireModel):
@@ -115,7 +121,7 @@ class CreateRunRequest(WireModel):
 class PatchRunRequest(WireModel):
     usage: dict[str, JsonValue] | None = None
     result: JsonValue = None
-    metadata: Metadata | None = None
+    metadata: Metadata = Field(default_factory=dict, description="Merged shallowly; a null value removes the key.")
 
 
 class RunOut(WireModel):

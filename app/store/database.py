@@ -29,6 +29,8 @@ def create_engine(url: str, settings: Settings) -> AsyncEngine:
         max_overflow=settings.pool_max_overflow,
         pool_timeout=settings.pool_timeout_seconds,
         pool_pre_ping=True,
+        # Bound values are request data (message text, titles): keep them out of error messages and logs.
+        hide_parameters=True,
         json_serializer=_dumps,
         json_deserializer=orjson.loads,
         connect_args={"timeout": settings.connect_timeout_seconds, "server_settings": server_settings},

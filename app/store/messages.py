@@ -15,14 +15,15 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
-from sqlalchemy import Text, bindparam, func, insert, select, update
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.engine.kinds import Kind
 from app.engine.persisted import Content, PersistedMessage
 from app.engine.promotion import promote
 from app.projections.window import FIRST_SEQ, newest_complete_compaction, window_start_seq
+from app.store.metadata import merged_metadata
 from app.store.tables import messages, sessions
 
 MESSAGE_COLUMNS = (
@@ -188,11 +189,7 @@ class MessageRepository:
 
     async def amend_metadata(self, session_id: str, message_id: str, changes: dict[str, Any]) -> dict[str, Any] | None:
         """Shallow merge: keys with a None value are removed. Content is never touched."""
-        kept = {key: value for key, value in changes.items() if value is not None}
-        removed = [key for key, value in changes.items() if value is None]
-        merged = messages.c.metadata.op("||", return_type=JSONB)(bindparam("kept", kept, type_=JSONB))
-        if removed:
-            merged = merged.op("-", return_type=JSONB)(bindparam("removed", removed, type_=ARRAY(Text)))
+        merged = merged_metadata(messages.c.metadata, changes)
         statement = (
             update(messages)
             .where(*self._in_session(session_id), messages.c.id == message_id)

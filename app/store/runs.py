@@ -6,6 +6,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.store.metadata import merged_metadata
 from app.store.tables import runs
 
 RUN_COLUMNS = (
@@ -49,10 +50,14 @@ class RunRepository:
         return dict(row) if row else None
 
     async def amend(self, session_id: str, run_id: str, changes: dict[str, Any]) -> dict[str, Any] | None:
+        """Replaces ``usage`` and ``result``; merges ``metadata`` like a message's (null removes a key)."""
+        values = {key: value for key, value in changes.items() if key != "metadata"}
+        if "metadata" in changes:
+            values["metadata"] = merged_metadata(runs.c.metadata, changes["metadata"])
         statement = (
             update(runs)
             .where(*self._where(session_id, run_id))
-            .values(**changes, updated_at=func.now())
+            .values(**values, updated_at=func.now())
             .returning(*RUN_COLUMNS)
         )
         row = (await self._db.execute(statement)).mappings().first()

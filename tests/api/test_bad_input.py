@@ -181,3 +181,60 @@ async def test_a_chunked_body_over_the_limit_is_413(database_url: str) -> None:
         assert response.status_code == 413
         assert response.headers["content-type"] == "application/problem+json"
         await client.delete("/sessions/chunked")
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"id": "s1", "title": "a\u0000b"}, "title"),
+        ({"id": "s1", "metadata": {"deep": {"n": 2**70}}}, "metadata.deep.n"),
+        ({"id": "s1", "metadata": {"k": "\u0000"}}, "metadata.k"),
+        ({"id": "s1", "contextWindowTokens": 2**31}, "contextWindowTokens"),
+        ({"id": "bad\nid"}, "id"),
+        ({"id": "x" * 129}, "id"),
+    ],
+)
+async def test_unstorable_session_input_is_422_naming_the_field(
+    client: httpx.AsyncClient, body: dict[str, Any], field: str
+) -> None:
+    response = await client.post("/sessions", json=body)
+    assert response.status_code == 422, response.text
+    problem = response.json()
+    fields = [error["field"] for error in problem.get("errors", [])] or [problem.get("field")]
+    assert field in fields
+    assert (await client.get("/sessions", params={"limit": 500})).json()["sessions"] == []
+
+
+async def test_a_non_ascii_session_id_is_stored_and_its_location_is_percent_encoded(client: httpx.AsyncClient) -> None:
+    response = await client.post("/sessions", json={"id": "会话-1"})
+    assert response.status_code == 201
+    assert response.headers["location"] == "/sessions/%E4%BC%9A%E8%AF%9D-1"
+    assert (await client.get("/sessions/会话-1")).status_code == 200
+
+
+async def test_a_huge_integer_in_a_tool_input_is_422_naming_it(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    call = {**TOOL_CALL, "input": {"n": 2**64}}
+    response = await client.post("/sessions/s1/messages", json={"messages": [{"role": "assistant", "content": [call]}]})
+    assert response.status_code == 422
+    assert response.json()["field"] == "messages[0].content[0].input.n"
+    assert await stored_count(client, "s1") == 0
+
+
+async def test_unstorable_run_fields_are_422(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    created = await client.post("/sessions/s1/runs", json={"id": "r1", "system": "x\u0000"})
+    assert created.status_code == 422
+    assert created.json()["field"] == "system"
+    await client.post("/sessions/s1/runs", json={"id": "r1"})
+    patched = await client.patch("/sessions/s1/runs/r1", json={"usage": {"inputTokens": 2**80}})
+    assert patched.status_code == 422
+    assert patched.json()["field"] == "usage.inputTokens"
+
+
+@pytest.mark.parametrize("path", ["/sessions/a%00b", "/sessions/a%00b/messages", "/sessions/s1/messages/a%01b"])
+async def test_ids_with_control_characters_in_the_path_are_422_not_500(client: httpx.AsyncClient, path: str) -> None:
+    await new_session(client)
+    response = await client.get(path)
+    assert response.status_code == 422
+    assert response.headers["content-type"] == "application/problem+json"

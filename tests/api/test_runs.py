@@ -61,3 +61,13 @@ async def test_a_run_patch_cannot_change_its_settings(client: httpx.AsyncClient)
     response = await client.patch("/sessions/s1/runs/r1", json={"model": "other"})
     assert response.status_code == 422
     assert response.json()["errors"][0]["field"] == "model"
+
+
+async def test_run_metadata_merges_like_message_metadata_and_is_never_null(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await client.post("/sessions/s1/runs", json={"id": "r1", "metadata": {"a": 1, "b": 2}})
+    merged = await client.patch("/sessions/s1/runs/r1", json={"metadata": {"b": None, "c": 3}})
+    assert merged.json()["metadata"] == {"a": 1, "c": 3}
+    refused = await client.patch("/sessions/s1/runs/r1", json={"metadata": None})
+    assert refused.status_code == 422
+    assert (await client.get("/sessions/s1/runs/r1")).json()["metadata"] == {"a": 1, "c": 3}

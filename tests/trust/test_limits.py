@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import asyncpg
+import pytest
 
 from tests.api.wire import user
 from tests.database import plain_dsn
@@ -41,6 +42,27 @@ async def test_a_statement_past_the_timeout_ends_in_a_quick_503(trust_app: AppFa
         assert "statement timed out" in read.json()["detail"]
         assert elapsed < 3
         assert (await c.get("/sessions/s1")).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path", ["/sessions/s1/messages", "/sessions/s1/messages/m1", "/sessions/s1/projection?view=model"]
+)
+async def test_a_hot_read_past_the_timeout_ends_in_a_quick_503(
+    trust_app: AppFactory, database_url: str, path: str
+) -> None:
+    """Pages, single messages and windows read through the asyncpg connection directly: same answer."""
+    async with trust_app(statement_timeout_ms=300, lock_timeout_ms=0) as application, http_client(application) as c:
+        await c.post("/sessions", json={"id": "s1"})
+        await c.post("/sessions/s1/messages", json={"messages": [user("hi", id="m1")]})
+        async with held(database_url, "LOCK TABLE messages IN ACCESS EXCLUSIVE MODE"):
+            started = time.monotonic()
+            read = await c.get(path)
+            elapsed = time.monotonic() - started
+        assert read.status_code == 503, read.text
+        assert read.headers["content-type"] == PROBLEM
+        assert "statement timed out" in read.json()["detail"]
+        assert elapsed < 3
+        assert (await c.get(path)).status_code == 200
 
 
 async def test_an_append_waiting_past_the_lock_timeout_is_503_and_stores_nothing(

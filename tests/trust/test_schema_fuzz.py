@@ -3,7 +3,6 @@ derandomized, no response is a 5xx and every response (status, content type, bod
 schema. Half the generated ids are swapped for ones that exist, so the fuzzer reaches past the 404s."""
 
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
@@ -67,28 +66,6 @@ def live_url(database_url: str) -> Iterator[str]:
 
 # The document is the app's own, built without a database; the cases are sent to the live server.
 schema = schemathesis.openapi.from_dict(create_app(settings_for_tests()).openapi())
-# Four inputs are kept out because they still answer 500 (found by this test and reported; the guards belong
-# in the session and run schemas, as the append route already has most of them): NUL characters, which
-# PostgreSQL cannot store; integers beyond 64 bits inside JSON fields, which the JSON encoder refuses; a
-# contextWindowTokens beyond the 32-bit column; and a new session id that cannot go in a Location header
-# (control or non-Latin-1 characters). Remove these once those schemas refuse them with a 422.
-schema.config.generation.update(allow_x00=False)
-INT64 = 2**63 - 1
-INT32 = 2**31 - 1
-
-
-def within_64_bits(value: Any) -> Any:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return max(-INT64, min(INT64, value))
-    if isinstance(value, list):
-        return [within_64_bits(item) for item in value]
-    if isinstance(value, dict):
-        return {key: within_64_bits(item) for key, item in value.items()}
-    return value
-
-
 @schema.parametrize()
 @settings(
     max_examples=MAX_EXAMPLES,
@@ -104,14 +81,6 @@ def test_every_operation_answers_within_its_schema_and_never_5xx(
         current = (case.path_parameters or {}).get(name)
         if current is not None and case.method != "DELETE" and len(str(current)) % 2 == 0:
             case.path_parameters[name] = existing
-    if isinstance(case.body, dict | list):
-        case.body = within_64_bits(case.body)
-    if isinstance(case.body, dict) and isinstance(tokens := case.body.get("contextWindowTokens"), int):
-        case.body["contextWindowTokens"] = min(tokens, INT32)
-    if case.operation.label == "POST /sessions" and isinstance(case.body, dict):
-        new_id = case.body.get("id")
-        if isinstance(new_id, str) and not (new_id.isascii() and new_id.isprintable()):
-            del case.body["id"]
     CASES_RUN.append(case.operation.label)
     response = case.call_and_validate(base_url=live_url, session=http_session, checks=CHECKS)
     assert response.status_code < 500

@@ -17,7 +17,7 @@ from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.intake import new_message_id, prepare_batch
 from app.api.model_context import context_report, load_session_window, session_model
 from app.api.responses import OrjsonResponse
-from app.api.schemas import AppendMessagesRequest, CompactionRequest, ContextQuery, PruneRequest
+from app.api.schemas import AppendMessagesRequest, CompactionRequest, ContextQuery, PathId, PruneRequest
 from app.context import errors as context_errors
 from app.context.compaction import build_compaction, compact_transcript, select_compaction
 from app.context.pruning import compacted_at_patch, plan_prune
@@ -42,7 +42,7 @@ REFUSAL_FIELDS = {
 
 @router.get("/context")
 async def get_context(
-    session_id: str,
+    session_id: PathId,
     query: Annotated[ContextQuery, Query()],
     request: Request,
     database: DatabaseDep,
@@ -62,7 +62,7 @@ async def get_context(
 
 @router.post("/compactions", status_code=201)
 async def compact(
-    session_id: str,
+    session_id: PathId,
     body: CompactionRequest,
     request: Request,
     database: DatabaseDep,
@@ -139,7 +139,7 @@ async def compact(
 
 @router.post("/prune")
 async def prune(
-    session_id: str, body: PruneRequest, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
+    session_id: PathId, body: PruneRequest, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
 ) -> Response:
     principal.require_runtime("prune a session")
     policy = prune_policy(settings)

@@ -10,7 +10,8 @@ from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.intake import prepare_batch
 from app.api.paging import page_limit, read_walk
 from app.api.responses import OrjsonResponse
-from app.api.schemas import AppendMessagesRequest, MessageOut, MessagePage, MessagesOut, PatchMessageRequest
+from app.api.schemas import AppendMessagesRequest, MessageOut, MessagePage, MessagesOut, PatchMessageRequest, PathId
+from app.api.storable import storable_size
 from app.engine.kinds import Kind
 from app.errors import Forbidden, InvalidInput, MessageConflict, NotFound
 from app.store.messages import MessageRepository
@@ -24,7 +25,7 @@ IMMUTABLE_METADATA_KEYS = ("runtimeKind",)
 
 @router.post("", status_code=201, response_model=MessagesOut, responses={200: {"model": MessagesOut}})
 async def append_messages(
-    session_id: str,
+    session_id: PathId,
     body: AppendMessagesRequest,
     database: DatabaseDep,
     principal: PrincipalDep,
@@ -53,7 +54,7 @@ async def append_messages(
 
 @router.get("", response_model=MessagePage)
 async def list_messages(
-    session_id: str,
+    session_id: PathId,
     database: DatabaseDep,
     principal: PrincipalDep,
     settings: SettingsDep,
@@ -79,7 +80,9 @@ async def list_messages(
 
 
 @router.get("/{message_id}", response_model=MessageOut)
-async def get_message(session_id: str, message_id: str, database: DatabaseDep, principal: PrincipalDep) -> Response:
+async def get_message(
+    session_id: PathId, message_id: PathId, database: DatabaseDep, principal: PrincipalDep
+) -> Response:
     async with database.reading() as connection:
         row = await MessageRepository(connection, principal.tenant_id).get(session_id, message_id)
     if row is None:
@@ -89,9 +92,10 @@ async def get_message(session_id: str, message_id: str, database: DatabaseDep, p
 
 @router.patch("/{message_id}", response_model=MessageOut)
 async def amend_message(
-    session_id: str, message_id: str, body: PatchMessageRequest, database: DatabaseDep, principal: PrincipalDep
+    session_id: PathId, message_id: PathId, body: PatchMessageRequest, database: DatabaseDep, principal: PrincipalDep
 ) -> Response:
     principal.require_writer()
+    storable_size(body.metadata, "metadata")
     for key in IMMUTABLE_METADATA_KEYS:
         if key in body.metadata:
             raise InvalidInput(f"metadata.{key}: fixed when the message is written", field=f"metadata.{key}")

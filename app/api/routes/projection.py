@@ -14,7 +14,7 @@ from app.api.bodies import diagnostics_body, projected_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.paging import Walk, page_limit, read_walk
 from app.api.responses import OrjsonResponse
-from app.api.schemas import ProjectionOut, ProjectionQuery
+from app.api.schemas import PathId, ProjectionOut, ProjectionQuery
 from app.engine.persisted import PersistedMessage
 from app.engine.promotion import promote
 from app.errors import NotFound
@@ -31,7 +31,7 @@ PAGED_VIEWS = frozenset({View.TRANSCRIPT, View.DEBUG, View.EXPORT})
 WINDOWED_VIEWS = frozenset({View.MODEL, View.COMPACT})
 
 
-def projection_etag(session_id: str, session: dict[str, Any], query: ProjectionQuery) -> str:
+def projection_etag(session_id: PathId, session: dict[str, Any], query: ProjectionQuery) -> str:
     """Changes exactly when the view could: a new message (last seq), an amendment (revision), other
     parameters, or a new projector version."""
     parameters = orjson.dumps(query.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
@@ -53,7 +53,7 @@ def matches(if_none_match: str | None, etag: str) -> bool:
 
 
 async def window_for(
-    repository: MessageRepository, session_id: str, query: ProjectionQuery, walk: Walk, page_size: int
+    repository: MessageRepository, session_id: PathId, query: ProjectionQuery, walk: Walk, page_size: int
 ) -> tuple[list[PersistedMessage], bool | None]:
     """The stored messages a view needs, and for paged views whether more lie beyond the page."""
     if query.view in WINDOWED_VIEWS:
@@ -72,7 +72,7 @@ async def window_for(
     responses={304: {"description": "The view has not changed since the given ETag."}},
 )
 async def get_projection(
-    session_id: str,
+    session_id: PathId,
     query: Annotated[ProjectionQuery, Query()],
     database: DatabaseDep,
     principal: PrincipalDep,

@@ -7,7 +7,8 @@ from fastapi import APIRouter, Response
 from app.api.bodies import run_body
 from app.api.dependencies import DatabaseDep, PrincipalDep
 from app.api.responses import OrjsonResponse
-from app.api.schemas import CreateRunRequest, PatchRunRequest, RunOut
+from app.api.schemas import CreateRunRequest, PatchRunRequest, PathId, RunOut
+from app.api.storable import storable_size
 from app.errors import Conflict, NotFound
 from app.store.runs import RunRepository
 from app.store.sessions import SessionRepository
@@ -17,9 +18,10 @@ router = APIRouter(prefix="/sessions/{session_id}/runs", tags=["runs"])
 
 @router.post("", status_code=201, response_model=RunOut)
 async def create_run(
-    session_id: str, body: CreateRunRequest, database: DatabaseDep, principal: PrincipalDep
+    session_id: PathId, body: CreateRunRequest, database: DatabaseDep, principal: PrincipalDep
 ) -> Response:
     principal.require_writer()
+    storable_size(body.model_dump(mode="json", by_alias=True, exclude_unset=True), "")
     run_id = body.id or f"run_{uuid.uuid4().hex}"
     settings = body.model_dump(exclude={"id"})
     async with database.transaction() as connection:
@@ -32,7 +34,7 @@ async def create_run(
 
 
 @router.get("/{run_id}", response_model=RunOut)
-async def get_run(session_id: str, run_id: str, database: DatabaseDep, principal: PrincipalDep) -> Response:
+async def get_run(session_id: PathId, run_id: PathId, database: DatabaseDep, principal: PrincipalDep) -> Response:
     async with database.reading() as connection:
         row = await RunRepository(connection, principal.tenant_id).get(session_id, run_id)
     if row is None:
@@ -42,9 +44,10 @@ async def get_run(session_id: str, run_id: str, database: DatabaseDep, principal
 
 @router.patch("/{run_id}", response_model=RunOut)
 async def amend_run(
-    session_id: str, run_id: str, body: PatchRunRequest, database: DatabaseDep, principal: PrincipalDep
+    session_id: PathId, run_id: PathId, body: PatchRunRequest, database: DatabaseDep, principal: PrincipalDep
 ) -> Response:
     principal.require_writer()
+    storable_size(body.model_dump(mode="json", by_alias=True, exclude_unset=True), "")
     changes = body.model_dump(exclude_unset=True)
     async with database.transaction() as connection:
         repository = RunRepository(connection, principal.tenant_id)

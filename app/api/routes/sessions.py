@@ -2,6 +2,7 @@
 
 import uuid
 from typing import Annotated, Literal
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Response
 
@@ -10,7 +11,8 @@ from app.api.cursors import read_session_cursor, session_cursor
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.paging import page_limit
 from app.api.responses import OrjsonResponse
-from app.api.schemas import CreateSessionRequest, SessionOut, SessionPage
+from app.api.schemas import CreateSessionRequest, PathId, SessionOut, SessionPage
+from app.api.storable import storable_size
 from app.errors import Conflict, NotFound
 from app.store.sessions import SessionRepository
 
@@ -20,6 +22,7 @@ router = APIRouter(prefix="/sessions", tags=["sessions"])
 @router.post("", status_code=201, response_model=SessionOut)
 async def create_session(body: CreateSessionRequest, database: DatabaseDep, principal: PrincipalDep) -> Response:
     principal.require_writer()
+    storable_size(body.model_dump(mode="json", by_alias=True, exclude_unset=True), "")
     session_id = body.id or f"ses_{uuid.uuid4().hex}"
     async with database.transaction() as connection:
         row = await SessionRepository(connection, principal.tenant_id).create(
@@ -31,7 +34,9 @@ async def create_session(body: CreateSessionRequest, database: DatabaseDep, prin
         )
     if row is None:
         raise Conflict(f"id: a session '{session_id}' already exists", field="id")
-    return OrjsonResponse(session_body(row), status_code=201, headers={"Location": f"/sessions/{session_id}"})
+    return OrjsonResponse(
+        session_body(row), status_code=201, headers={"Location": f"/sessions/{quote(session_id, safe='')}"}
+    )
 
 
 @router.get("", response_model=SessionPage)
@@ -57,7 +62,7 @@ async def list_sessions(
 
 
 @router.get("/{session_id}", response_model=SessionOut)
-async def get_session(session_id: str, database: DatabaseDep, principal: PrincipalDep) -> Response:
+async def get_session(session_id: PathId, database: DatabaseDep, principal: PrincipalDep) -> Response:
     async with database.reading() as connection:
         row = await SessionRepository(connection, principal.tenant_id).get(session_id)
     if row is None:
@@ -66,7 +71,7 @@ async def get_session(session_id: str, database: DatabaseDep, principal: Princip
 
 
 @router.delete("/{session_id}", status_code=204)
-async def delete_session(session_id: str, database: DatabaseDep, principal: PrincipalDep) -> Response:
+async def delete_session(session_id: PathId, database: DatabaseDep, principal: PrincipalDep) -> Response:
     principal.require_runtime("delete a session")
     async with database.transaction() as connection:
         deleted = await SessionRepository(connection, principal.tenant_id).delete(session_id)
