@@ -66,19 +66,25 @@ def infer_kind(role: Role, content: Content, metadata: dict[str, Any] | None) ->
 
 
 def promote(message: PersistedMessage) -> EngineMessage:
-    kind, note = infer_kind(message.role, message.content, message.metadata)
+    metadata = message.metadata
+    # Called for every row of every read: without a runtimeKind the shape alone decides, and infer_kind
+    # would come to the same answer by the same function.
+    if metadata and "runtimeKind" in metadata:
+        kind, note = infer_kind(message.role, message.content, metadata)
+    else:
+        kind, note = _kind_from_shape(message.role, message.content), None
     return EngineMessage(
-        id=message.id,
-        session_id=message.session_id,
-        seq=message.seq,
-        role=message.role,
-        kind=kind,
-        content=message.content,
-        created_at=message.created_at,
-        metadata=message.metadata,
-        run_id=message.run_id,
-        token_estimate=message.token_estimate,
-        promotion_note=note,
+        message.id,
+        message.session_id,
+        message.seq,
+        message.role,
+        kind,
+        message.content,
+        message.created_at,
+        metadata,
+        message.run_id,
+        message.token_estimate,
+        note,
     )
 
 
@@ -93,9 +99,15 @@ def _kind_from_shape(role: Role, content: Content) -> Kind:
         case "tool":
             # A tool message holding only approval answers is an approval response; any result makes it a
             # result, because pairing with its call is what matters most downstream.
-            if _has_part(content, "tool-approval-response") and not _has_part(content, "tool-result"):
-                return Kind.TOOL_APPROVAL_RESPONSE
-            return Kind.TOOL_RESULT
+            if isinstance(content, str):
+                return Kind.TOOL_RESULT
+            approval = False
+            for part in content:
+                part_type = part.get("type")
+                if part_type == "tool-result":
+                    return Kind.TOOL_RESULT
+                approval = approval or part_type == "tool-approval-response"
+            return Kind.TOOL_APPROVAL_RESPONSE if approval else Kind.TOOL_RESULT
         case _:
             assert_never(role)
 
@@ -104,6 +116,14 @@ def _assistant_kind(content: Content) -> Kind:
     if isinstance(content, str):
         return Kind.ASSISTANT_TEXT
     # One pass over the parts: promotion runs on every message of every view.
+    if len(content) == 1:
+        # The common single-part message: its type alone decides, without building a set.
+        only = content[0].get("type")
+        if only == "tool-call":
+            return Kind.TOOL_CALL
+        if only == "tool-approval-request":
+            return Kind.TOOL_APPROVAL_REQUEST
+        return Kind.ASSISTANT_REASONING if only == "reasoning" else Kind.ASSISTANT_TEXT
     types = {part.get("type") for part in content}
     if "tool-call" in types:
         return Kind.TOOL_CALL

@@ -10,6 +10,7 @@ The compact view reuses this pipeline with its own ``ContextPolicy``.
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, assert_never
 
 from app.engine.kinds import Kind, Role
@@ -24,7 +25,7 @@ from app.projections.framing import (
     summary_frame,
 )
 from app.projections.media import MediaStyle, readable_content
-from app.projections.pairing import drop_unanswerable_results, keep_results_next_to_calls
+from app.projections.pairing import drop_unanswerable_results, keep_results_next_to_calls, needs_pairing_repairs
 from app.projections.plain_text import is_blank, plain_text
 from app.projections.reasoning import ReasoningPolicy, reasoning_for_model, strip_foreign_provider_options
 from app.projections.tool_output import ResultPolicy, cut, result_for_model
@@ -74,26 +75,38 @@ def marked_as_reminder(message: EngineMessage) -> bool:
 def build_context(messages: Sequence[EngineMessage], ctx: ProjectionContext, policy: ContextPolicy) -> Projection:
     ordered = _ordered(messages)
     diagnostics = Diagnostics()
-    window = select_window(ordered) if ctx.apply_compact_boundary else None
-    complete = {summary_for(m) for m in ordered if completes_its_boundary(m)}
+    # Only compaction records can make a window or complete a boundary: a history without them (most
+    # sessions, and every store slice past its summary) skips both scans of the whole list.
+    markers = [m for m in ordered if m.kind is Kind.COMPACT_BOUNDARY or m.kind is Kind.COMPACT_SUMMARY]
+    window = select_window(ordered) if ctx.apply_compact_boundary and markers else None
+    complete = {summary_for(m) for m in markers if completes_its_boundary(m)}
     rules = _Rules(ctx, policy, window, complete, diagnostics)
     out: list[ProjectedMessage] = []
     if window is not None:
         out.append(rules.summary(window))
+    project = rules.project
+    hidden_ids = diagnostics.hidden_message_ids
+    reasons = diagnostics.reasons
+    summary_id = window.compaction.summary.id if window is not None else None
     for message in ordered:
-        if window is not None and message.id == window.compaction.summary.id:
+        if message.id == summary_id:
             continue
-        outcome = rules.project(message)
-        if isinstance(outcome, Hidden):
-            diagnostics.hidden_message_ids.append(message.id)
-            diagnostics.reasons.setdefault(message.id, []).append(outcome.reason)
+        outcome = project(message)
+        if type(outcome) is Hidden:
+            hidden_ids.append(message.id)
+            reasons.setdefault(message.id, []).append(outcome.reason)
         else:
-            out.append(outcome)
-    out = drop_unanswerable_results(out, diagnostics)
-    out = keep_results_next_to_calls(out, diagnostics)
-    seqs = {m.id: m.seq for m in ordered}
-    diagnostics.hidden_message_ids.sort(key=lambda id_: seqs[id_])
+            out.append(outcome)  # type: ignore[arg-type]
+    if needs_pairing_repairs(out):
+        out = drop_unanswerable_results(out, diagnostics)
+        out = keep_results_next_to_calls(out, diagnostics)
+    if len(hidden_ids) > 1:
+        seqs = {m.id: m.seq for m in ordered}
+        hidden_ids.sort(key=lambda id_: seqs[id_])
     return Projection(policy.view, out, diagnostics)
+
+
+_BY_SEQ = attrgetter("seq")
 
 
 def _ordered(messages: Sequence[EngineMessage]) -> list[EngineMessage]:
@@ -101,7 +114,7 @@ def _ordered(messages: Sequence[EngineMessage]) -> list[EngineMessage]:
     unique: dict[str, EngineMessage] = {}
     for message in messages:
         unique.setdefault(message.id, message)
-    return sorted(unique.values(), key=lambda m: m.seq)
+    return sorted(unique.values(), key=_BY_SEQ)
 
 
 class _Rules:
@@ -132,6 +145,7 @@ class _Rules:
             native_allowed=policy.native_reasoning,
         )
         self.readable = ctx.readable_media if policy.media_style == "explain" else ()
+        self._plain: dict[tuple[tuple[str, Any], ...], ProjectedMetadata] = {}
 
     def summary(self, window: Window) -> ProjectedMessage:
         boundary, summary = window.compaction.boundary, window.compaction.summary
@@ -146,18 +160,20 @@ class _Rules:
         window = self.window
         if window is not None and message.seq < window.tail_start_seq and message.id != window.compaction.boundary.id:
             return Hidden(f"before the compaction window of boundary {window.compaction.boundary.id}")
-        if message.metadata.get("eligibleForModelContext") is False and message.kind is not Kind.COMPACT_BOUNDARY:
+        metadata = message.metadata
+        if metadata and metadata.get("eligibleForModelContext") is False and message.kind is not Kind.COMPACT_BOUNDARY:
             return Hidden("eligibleForModelContext is false")
+        # The commonest kinds first: a match tries its cases in order.
         match message.kind:
-            case Kind.SYSTEM_NOTE:
-                return self._finish(message, "system", message.content, [])
+            case Kind.TOOL_RESULT | Kind.TOOL_APPROVAL_RESPONSE:
+                return self._tool(message)
+            case Kind.ASSISTANT_TEXT | Kind.ASSISTANT_REASONING | Kind.TOOL_CALL | Kind.TOOL_APPROVAL_REQUEST:
+                return self._assistant(message)
             case Kind.USER_INPUT:
                 content, notes = readable_content(message.content, self.readable, self.policy.media_style)
                 return self._finish(message, "user", content, notes)
-            case Kind.ASSISTANT_TEXT | Kind.ASSISTANT_REASONING | Kind.TOOL_CALL | Kind.TOOL_APPROVAL_REQUEST:
-                return self._assistant(message)
-            case Kind.TOOL_RESULT | Kind.TOOL_APPROVAL_RESPONSE:
-                return self._tool(message)
+            case Kind.SYSTEM_NOTE:
+                return self._finish(message, "system", message.content, [])
             case Kind.COMPACT_BOUNDARY:
                 return Hidden(self._boundary_reason(message))
             case Kind.COMPACT_SUMMARY:
@@ -198,16 +214,26 @@ class _Rules:
         return "compact summary not used: its boundary is not in this history"
 
     def _assistant(self, message: EngineMessage) -> ProjectedMessage | Hidden:
-        if isinstance(message.content, str):
-            return self._finish(message, "assistant", message.content, [])
+        content = message.content
+        if isinstance(content, str):
+            return self._finish(message, "assistant", content, [])
+        if content and _untouched_assistant_parts(content):
+            # No reasoning, no provider options, no blank text: no rule changes these parts, so the
+            # stored list is passed on as it is (nothing downstream edits a projected message in place).
+            return self._message(message, "assistant", content, [])
         parts, notes = reasoning_for_model(message.content, message.metadata, self.reasoning)
         parts, stripped = strip_foreign_provider_options(parts, message.metadata, self.reasoning)
         return self._finish(message, "assistant", parts, [*notes, *stripped])
 
     def _tool(self, message: EngineMessage) -> ProjectedMessage | Hidden:
-        if isinstance(message.content, str) or not message.content:
+        content = message.content
+        if isinstance(content, str) or not content:
             return Hidden("empty tool message")
-        compacted = bool(message.metadata.get("compactedAt"))
+        metadata = message.metadata
+        compacted = bool(metadata.get("compactedAt")) if metadata else False
+        if not compacted and self.ctx.include_tool_results and _untouched_results(content, self.soft_limit):
+            # Every result is non-blank text within the soft limit: the stored parts go out as they are.
+            return self._message(message, "tool", content, [])
         policy = ResultPolicy(
             compacted=compacted,
             include=self.ctx.include_tool_results,
@@ -219,7 +245,7 @@ class _Rules:
         parts: list[dict[str, Any]] = []
         notes: list[str] = []
         truncated = False
-        for part in message.content:
+        for part in content:
             if part.get("type") != "tool-result":
                 parts.append(part)
                 continue
@@ -291,24 +317,61 @@ class _Rules:
             self.diagnostics.reasons.setdefault(message.id, []).extend(notes)
         if truncated:
             self.diagnostics.truncated_message_ids.append(message.id)
-        return ProjectedMessage(
-            view=self.policy.view,
-            role=role,
-            semantic_type=message.kind,
-            source_message_ids=(message.id,),
-            content=content,
-            metadata=ProjectedMetadata(
-                truncated=truncated,
-                compacted=compacted,
-                notes=tuple(notes),
-                extra=_extra(message),
-            ),
-        )
+        if notes or truncated or compacted:
+            metadata = ProjectedMetadata(False, False, truncated, compacted, tuple(notes), _extra(message))
+        else:
+            # Most messages carry nothing but their producer: one shared (frozen) metadata per distinct
+            # producer in this projection instead of one per message.
+            extra = _extra(message)
+            key = tuple(extra.items())
+            try:
+                metadata = self._plain.get(key)
+            except TypeError:  # a producer named by a JSON list or object: not shareable, not worth it
+                metadata = ProjectedMetadata(extra=extra)
+            else:
+                if metadata is None:
+                    metadata = self._plain[key] = ProjectedMetadata(extra=extra)
+        return ProjectedMessage(self.policy.view, role, message.kind, (message.id,), content, metadata)
+
+
+_EXTRA_KEYS = ("provider", "model", "finishReason")
 
 
 def _extra(message: EngineMessage) -> dict[str, Any]:
     """What a serializer may need to know about where an assistant turn came from and how it ended."""
     if message.role != "assistant":
         return {}
-    keys = ("provider", "model", "finishReason")
-    return {key: message.metadata[key] for key in keys if message.metadata.get(key) is not None}
+    metadata = message.metadata
+    return {key: metadata[key] for key in _EXTRA_KEYS if metadata.get(key) is not None}
+
+
+def _untouched_assistant_parts(parts: list[dict[str, Any]]) -> bool:
+    """Parts no assistant rule changes: reasoning rules, provider-option stripping and blank-text removal
+    act only on reasoning parts, parts with ``providerOptions`` and blank text parts."""
+    for part in parts:
+        if "providerOptions" in part:
+            return False
+        part_type = part.get("type")
+        if part_type == "reasoning":
+            return False
+        if part_type == "text" and is_blank(str(part.get("text", ""))):
+            return False
+    return True
+
+
+def _untouched_results(parts: list[dict[str, Any]], soft_limit: int) -> bool:
+    """Tool parts ``result_for_model`` would return as they are, found without building its policy: text
+    results that are not blank and fit the soft limit, and parts that are not results."""
+    for part in parts:
+        if part.get("type") != "tool-result":
+            continue
+        output = part.get("output")
+        if not isinstance(output, dict) or output.get("type") not in _TEXT_OUTPUTS:
+            return False
+        value = output.get("value")
+        if not isinstance(value, str) or (soft_limit > 0 and len(value) > soft_limit) or is_blank(value):
+            return False
+    return True
+
+
+_TEXT_OUTPUTS = frozenset({"text", "error-text"})

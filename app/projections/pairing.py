@@ -24,6 +24,34 @@ def result_ids(message: ProjectedMessage) -> list[str]:
     return _ids(message, "tool-result") if message.role == "tool" else []
 
 
+def needs_pairing_repairs(messages: list[ProjectedMessage]) -> bool:
+    """Whether either pass below would change anything: one walk over the parts, so a well-formed history
+    (every result after its call, nothing between a call and its results) is not walked twice more.
+
+    A result whose id no earlier call made needs ``drop_unanswerable_results``; any non-tool message while
+    a call of the last assistant message is still unanswered may need ``keep_results_next_to_calls`` (that
+    pass holds only calls answered later, a subset of these, so when none is pending it moves nothing).
+    """
+    seen: set[str] = set()
+    pending: set[str] = set()
+    for message in messages:
+        role = message.role
+        if pending and role != "tool":
+            return True
+        content = message.content
+        if role == "assistant":
+            pending = set(call_ids(message))
+            seen.update(pending)
+        elif role == "tool" and not isinstance(content, str):
+            for part in content:
+                if part.get("type") == "tool-result":
+                    call_id = part.get("toolCallId")
+                    if call_id not in seen:
+                        return True
+                    pending.discard(str(call_id))
+    return False
+
+
 def drop_unanswerable_results(messages: list[ProjectedMessage], diagnostics: Diagnostics) -> list[ProjectedMessage]:
     seen: set[str] = set()
     out: list[ProjectedMessage] = []
