@@ -98,6 +98,17 @@ class Settings(BaseSettings):
         default_factory=list, description="Origins allowed by CORS (comma-separated or JSON list); empty is off."
     )
 
+    @field_validator("database_url")
+    @classmethod
+    def _asyncpg_driver(cls, value: str | None) -> str | None:
+        """Deployments hand out plain ``postgres://`` / ``postgresql://`` URLs; the service speaks asyncpg."""
+        if value is None:
+            return None
+        scheme, separator, rest = value.partition("://")
+        if separator and scheme in ("postgres", "postgresql"):
+            return f"postgresql+asyncpg://{rest}"
+        return value
+
     @field_validator("cors_origins", mode="before")
     @classmethod
     def _split_origins(cls, value: object) -> object:
