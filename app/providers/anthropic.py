@@ -10,7 +10,7 @@ blocks appear; ``max_tokens`` always set. Never edits a signed block.
 from typing import Any
 
 from app.projections.types import Repair
-from app.providers.conversation import START, Settled, wrap_system_note
+from app.providers.conversation import NO_OUTPUT, START, Settled, wrap_system_note
 from app.providers.media import Media, read_media, unreadable
 from app.providers.tool_definitions import EMPTY_OBJECT_SCHEMA, ToolDefinition
 from app.providers.tool_ids import ToolIdMap
@@ -185,7 +185,18 @@ def _media_block(media: Media, repairs: list[Repair]) -> dict[str, Any]:
 
 
 def _tool_result(part: dict[str, Any], ids: ToolIdMap, repairs: list[Repair]) -> dict[str, Any]:
-    output = read_output(part["output"])
+    raw = part["output"]
+    raw_type = raw.get("type")
+    if raw_type == "text" or raw_type == "error-text":
+        # The common text result, read as read_output would read it (one text item; an empty one is
+        # "(no output)"), without building the general reading.
+        text = str(raw.get("value"))
+        if raw_type == "error-text":
+            content = [{"type": "text", "text": text}]
+            return {"type": "tool_result", "tool_use_id": ids(part["toolCallId"]), "content": content, "is_error": True}
+        content = [{"type": "text", "text": text or NO_OUTPUT}]
+        return {"type": "tool_result", "tool_use_id": ids(part["toolCallId"]), "content": content}
+    output = read_output(raw)
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ids(part["toolCallId"])}
     if output.is_error:
         # Error results carry text only; media are named in the text.

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.projections.plain_text import is_blank
 from app.projections.types import Repair
 from app.providers.chat_message import ChatMessage
 
@@ -91,8 +92,11 @@ def _clean(message: Message, repairs: list[Repair]) -> Message | None:
             return message
         repairs.append(Repair("empty-message", "dropped an empty system note"))
         return None
+    content = message["content"]
+    if _clean_as_is(content):
+        return message
     parts: list[dict[str, Any]] = []
-    for part in message["content"]:
+    for part in content:
         match part["type"]:
             case "text" if not part["text"].strip():
                 repairs.append(
@@ -112,6 +116,38 @@ def _clean(message: Message, repairs: list[Repair]) -> Message | None:
         repairs.append(Repair("empty-message", f"dropped a {message['role']} message left without content"))
         return None
     return {**message, "content": parts}
+
+
+def _clean_as_is(parts: list[dict[str, Any]]) -> bool:
+    """Parts ``_clean`` keeps exactly as they are (checked before building anything): non-blank text,
+    reasoning that is non-blank or signed, calls with a tool name and an object input, and text results
+    that are not blank; anything else takes the repairing path."""
+    if not parts:
+        return False
+    for part in parts:
+        match part["type"]:
+            case "text":
+                if is_blank(part["text"]):
+                    return False
+            case "reasoning":
+                if is_blank(part["text"]) and not part.get("providerOptions"):
+                    return False
+            case "tool-call":
+                if not part["toolName"].strip() or not isinstance(part.get("input"), dict):
+                    return False
+            case "tool-result":
+                output = part.get("output")
+                if not isinstance(output, dict) or output.get("type") not in _TEXT_OUTPUTS:
+                    return False
+                value = output["value"]
+                if not isinstance(value, str) or is_blank(value):
+                    return False
+            case "tool-approval-request" | "tool-approval-response":
+                return False
+    return True
+
+
+_TEXT_OUTPUTS = frozenset({"text", "error-text"})
 
 
 def _clean_call(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
@@ -234,7 +270,8 @@ def _pair_tool_calls(
                     repairs.append(
                         Repair("tool-result-name", f"result {original!r} named after its call's tool {name!r}")
                     )
-                results[slot] = {**part, "toolCallId": new_id, "toolName": name}
+                same = part["toolCallId"] == new_id and part["toolName"] == name
+                results[slot] = part if same else {**part, "toolCallId": new_id, "toolName": name}
         if calls:
             answers = []
             for slot, (original, new_id, name) in enumerate(calls):
@@ -258,6 +295,7 @@ def _unique_calls(
     """The assistant turn with conversation-unique call ids, and its calls as (original, new id, name)."""
     calls: list[tuple[str, str, str]] = []
     parts = []
+    renamed = False
     for part in message["content"]:
         if part["type"] != "tool-call":
             parts.append(part)
@@ -274,8 +312,13 @@ def _unique_calls(
             )
         used_ids.add(new_id)
         calls.append((original, new_id, part["toolName"]))
-        parts.append({**part, "toolCallId": new_id})
-    return {**message, "content": parts}, calls
+        if new_id == original:
+            parts.append(part)
+        else:
+            parts.append({**part, "toolCallId": new_id})
+            renamed = True
+    # A turn whose ids all stay is passed on as it is; nothing downstream edits a message in place.
+    return ({**message, "content": parts} if renamed else message), calls
 
 
 def _missing_result(

@@ -60,6 +60,11 @@ def _convert(message: ProjectedMessage, repairs: list[Repair]) -> ChatMessage | 
     if changed:
         repairs.append(Repair("unpaired-surrogates", "removed lone UTF-16 surrogates", ids))
     parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    role = message.role
+    if role != "system" and _fits_as_is(parts, role):
+        # Every part is well-formed and allowed for the role: the list goes on as it is (the common case,
+        # without a repair to look for part by part).
+        return cast(ChatMessage, {"role": role, "content": parts})
     kept = [part for part in (_clean_part(part, message, repairs) for part in parts) if part is not None]
     match message.role:
         case "system":
@@ -73,6 +78,25 @@ def _convert(message: ProjectedMessage, repairs: list[Repair]) -> ChatMessage | 
             return cast(ChatMessage, {"role": "assistant", "content": _fit(kept, "assistant", ids, repairs)})
         case "tool":
             return cast(ChatMessage, {"role": "tool", "content": _fit(kept, "tool", ids, repairs)})
+
+
+def _fits_as_is(parts: list[Any], role: str) -> bool:
+    """What ``_clean_part`` and ``_fit`` would keep unchanged, without building anything: dict parts of a
+    known type, with their required strings, no other keys, allowed for the role (an assistant image is
+    never as-is: it becomes a file part)."""
+    allowed = ROLE_PARTS[role]
+    for part in parts:
+        if not isinstance(part, dict):
+            return False
+        part_type = part.get("type")
+        if part_type not in allowed:
+            return False
+        for key in _REQUIRED_STRINGS[part_type]:
+            if not isinstance(part.get(key), str):
+                return False
+        if not part.keys() <= PART_KEYS[part_type]:
+            return False
+    return True
 
 
 def _clean_part(part: Any, message: ProjectedMessage, repairs: list[Repair]) -> dict[str, Any] | None:
