@@ -221,6 +221,9 @@ def sent_to_model(message: EngineMessage, ctx: ProjectionContext = DEFAULT_CONTE
     """Whether the model view sends anything for this message (its cheap drop rules, DESIGN section 4)."""
     if message.metadata.get("eligibleForModelContext") is False:
         return False
+    if message.kind in _ALWAYS_SENT:
+        # A set lookup first: the match below tries its cases one by one, for every message of a history.
+        return True
     match message.kind:
         case Kind.COMPACT_BOUNDARY:
             return False
@@ -275,7 +278,7 @@ def _sections(
     }
     for message in sent:
         tokens, reasoning = costs[message.id]
-        totals[_section(message.kind)] += tokens
+        totals[_SECTIONS[message.kind]] += tokens
         totals["reasoning"] += reasoning
     return TokenSections(**totals)
 
@@ -300,6 +303,27 @@ def _section(kind: Kind) -> Section:
             return "messages"
         case _:
             assert_never(kind)
+
+
+_SECTIONS: dict[Kind, Section] = {kind: _section(kind) for kind in Kind}
+"""``_section`` as a table, looked up once per message of a history."""
+
+_ALWAYS_SENT: frozenset[Kind] = frozenset(
+    {
+        Kind.SYSTEM_NOTE,
+        Kind.USER_INPUT,
+        Kind.ASSISTANT_TEXT,
+        Kind.ASSISTANT_REASONING,
+        Kind.TOOL_CALL,
+        Kind.TOOL_APPROVAL_REQUEST,
+        Kind.TOOL_RESULT,
+        Kind.TOOL_APPROVAL_RESPONSE,
+        Kind.COMPACT_SUMMARY,
+        Kind.HANDOFF_SUMMARY,
+        Kind.BRANCH_SUMMARY,
+    }
+)
+"""The kinds ``sent_to_model`` always sends once eligible (its last case)."""
 
 
 def _costs(message: EngineMessage, ctx: ProjectionContext) -> tuple[int, int]:

@@ -51,12 +51,16 @@ def completes_its_boundary(message: EngineMessage) -> bool:
 
 def newest_complete_compaction(messages: Sequence[EngineMessage]) -> Compaction | None:
     """The newest boundary (by seq) with a non-blank linked summary, and that summary (the newest one)."""
+    # Only boundaries and summaries take part: one cheap pass picks them out of a long history.
+    markers = [m for m in messages if m.kind is Kind.COMPACT_BOUNDARY or m.kind is Kind.COMPACT_SUMMARY]
+    if not markers:
+        return None
     summaries: dict[str, EngineMessage] = {}
-    for message in sorted(messages, key=lambda m: m.seq):
+    for message in sorted(markers, key=lambda m: m.seq):
         target = summary_for(message)
         if target is not None and completes_its_boundary(message):
             summaries[target] = message
-    boundaries = [m for m in messages if m.kind is Kind.COMPACT_BOUNDARY and m.id in summaries]
+    boundaries = [m for m in markers if m.kind is Kind.COMPACT_BOUNDARY and m.id in summaries]
     if not boundaries:
         return None
     boundary = max(boundaries, key=lambda m: m.seq)
