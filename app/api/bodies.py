@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from app.projections.types import Diagnostics, ProjectedMessage
+from app.projections.types import Diagnostics, ProjectedMessage, ProjectedMetadata
 
 
 def message_body(row: dict[str, Any]) -> dict[str, Any]:
@@ -56,7 +56,24 @@ def run_body(row: dict[str, Any]) -> dict[str, Any]:
 def projected_body(message: ProjectedMessage) -> dict[str, Any]:
     # Enums and tuples go to orjson as they are (it writes an enum's value and a tuple as an array): a
     # model view has one of these per message.
-    meta = message.metadata
+    return _projected_body(message, projected_metadata_body(message.metadata))
+
+
+def projected_bodies(messages: list[ProjectedMessage]) -> list[dict[str, Any]]:
+    """``projected_body`` of each message; a metadata value the projection shares between messages is
+    written once and shared in the body too (the encoder writes it out at every place)."""
+    written: dict[int, dict[str, Any]] = {}
+    bodies = []
+    for message in messages:
+        meta = message.metadata
+        metadata = written.get(id(meta))
+        if metadata is None:
+            metadata = written[id(meta)] = projected_metadata_body(meta)
+        bodies.append(_projected_body(message, metadata))
+    return bodies
+
+
+def projected_metadata_body(meta: ProjectedMetadata) -> dict[str, Any]:
     metadata: dict[str, Any] = {
         "hiddenFromTranscript": meta.hidden_from_transcript,
         "hiddenFromModel": meta.hidden_from_model,
@@ -66,6 +83,10 @@ def projected_body(message: ProjectedMessage) -> dict[str, Any]:
     }
     if meta.extra:
         metadata["extra"] = meta.extra
+    return metadata
+
+
+def _projected_body(message: ProjectedMessage, metadata: dict[str, Any]) -> dict[str, Any]:
     return {
         "view": message.view,
         "role": message.role,

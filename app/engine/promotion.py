@@ -72,7 +72,7 @@ def promote(message: PersistedMessage) -> EngineMessage:
     if metadata and "runtimeKind" in metadata:
         kind, note = infer_kind(message.role, message.content, metadata)
     else:
-        kind, note = _kind_from_shape(message.role, message.content), None
+        kind, note = _ROLE_KINDS.get(message.role) or _kind_from_shape(message.role, message.content), None
     return EngineMessage(
         message.id,
         message.session_id,
@@ -86,6 +86,10 @@ def promote(message: PersistedMessage) -> EngineMessage:
         message.token_estimate,
         note,
     )
+
+
+_ROLE_KINDS: dict[str, Kind] = {"system": Kind.SYSTEM_NOTE, "user": Kind.USER_INPUT}
+"""The roles whose shape-inferred kind does not depend on content (``_kind_from_shape``'s first cases)."""
 
 
 def _kind_from_shape(role: Role, content: Content) -> Kind:

@@ -145,7 +145,7 @@ class _Rules:
             native_allowed=policy.native_reasoning,
         )
         self.readable = ctx.readable_media if policy.media_style == "explain" else ()
-        self._plain: dict[tuple[tuple[str, Any], ...], ProjectedMetadata] = {}
+        self._plain: dict[tuple[str | None, ...], ProjectedMetadata] = {}
 
     def summary(self, window: Window) -> ProjectedMessage:
         boundary, summary = window.compaction.boundary, window.compaction.summary
@@ -322,15 +322,13 @@ class _Rules:
         else:
             # Most messages carry nothing but their producer: one shared (frozen) metadata per distinct
             # producer in this projection instead of one per message.
-            extra = _extra(message)
-            key = tuple(extra.items())
-            try:
-                metadata = self._plain.get(key)
-            except TypeError:  # a producer named by a JSON list or object: not shareable, not worth it
-                metadata = ProjectedMetadata(extra=extra)
-            else:
-                if metadata is None:
-                    metadata = self._plain[key] = ProjectedMetadata(extra=extra)
+            key = _producer(message)
+            shared = self._plain.get(key) if key is not None else None
+            if shared is None:
+                shared = ProjectedMetadata(extra=_extra(message))
+                if key is not None:
+                    self._plain[key] = shared
+            metadata = shared
         return ProjectedMessage(self.policy.view, role, message.kind, (message.id,), content, metadata)
 
 
@@ -343,6 +341,19 @@ def _extra(message: EngineMessage) -> dict[str, Any]:
         return {}
     metadata = message.metadata
     return {key: metadata[key] for key in _EXTRA_KEYS if metadata.get(key) is not None}
+
+
+def _producer(message: EngineMessage) -> tuple[str | None, ...] | None:
+    """What ``_extra`` is made of, as a key: messages with equal keys get equal ``extra``. Only strings
+    make a key (``None`` otherwise): ``1``, ``1.0`` and ``True`` are equal keys but not equal JSON."""
+    if message.role != "assistant":
+        return ()
+    metadata = message.metadata
+    key = (metadata.get("provider"), metadata.get("model"), metadata.get("finishReason"))
+    for value in key:
+        if value is not None and type(value) is not str:
+            return None
+    return key
 
 
 def _untouched_assistant_parts(parts: list[dict[str, Any]]) -> bool:

@@ -40,8 +40,13 @@ def needs_pairing_repairs(messages: list[ProjectedMessage]) -> bool:
             return True
         content = message.content
         if role == "assistant":
-            pending = set(call_ids(message))
-            seen.update(pending)
+            pending = set()
+            if not isinstance(content, str):
+                # call_ids, inlined: this walk runs over every message of a long history.
+                for part in content:
+                    if isinstance(part, dict) and part.get("type") == "tool-call":
+                        pending.add(str(part.get("toolCallId")))
+                seen.update(pending)
         elif role == "tool" and not isinstance(content, str):
             for part in content:
                 if part.get("type") == "tool-result":
