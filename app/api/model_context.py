@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from app.api.context_config import threshold_policy
+from app.api.cycle_collector import cycle_collection_paused
 from app.context.accounting import ContextReport, account_context
 from app.context.model_server import ModelServerWindows
 from app.engine.message import EngineMessage
@@ -60,7 +61,9 @@ async def load_session_window(
             else await repository.from_seq(session_id, FIRST_SEQ)
         )
         run_models = await runs.models(session_id)
-    return SessionWindow(session, run, [promote(message) for message in stored], run_models)
+    with cycle_collection_paused():
+        messages = [promote(message) for message in stored]
+    return SessionWindow(session, run, messages, run_models)
 
 
 def request_tokens(system: str | None, tools: list[dict[str, Any]] | None) -> int:
@@ -78,15 +81,16 @@ async def context_report(
     extra_tokens: int = 0,
 ) -> ContextReport:
     resolved = await windows.resolve(ctx.provider, ctx.model, session_tokens=window.session["context_window_tokens"])
-    return account_context(
-        window.messages,
-        window=resolved,
-        policy=threshold_policy(settings),
-        ctx=ctx,
-        max_output_tokens=max_output_tokens,
-        request_tokens=extra_tokens,
-        run_models=window.run_models,
-    )
+    with cycle_collection_paused():
+        return account_context(
+            window.messages,
+            window=resolved,
+            policy=threshold_policy(settings),
+            ctx=ctx,
+            max_output_tokens=max_output_tokens,
+            request_tokens=extra_tokens,
+            run_models=window.run_models,
+        )
 
 
 def session_model(session: dict[str, Any], provider: str | None, model: str | None) -> tuple[str | None, str | None]:

@@ -5,6 +5,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from app.api.bodies import diagnostics_body
+from app.api.cycle_collector import cycle_collection_paused
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.model_context import context_report, load_session_window, request_tokens, session_model
 from app.api.responses import OrjsonResponse
@@ -44,16 +45,18 @@ async def chat(
     tools = body.tools if body.tools is not None else (run["tools"] if run else None)
 
     ctx = body.projection.to_context(provider=body.provider, model=model)
-    projection = project(View.MODEL, window.messages, ctx)
-    built = build_chat_request(
-        projection,
-        provider=body.provider,
-        model=model,
-        system=system,
-        tools=tools,
-        mutations=body.mutations,
-        max_output_tokens=body.max_output_tokens,
-    )
+    # The cycle collector is paused over synchronous stretches only, never across an await (see its module).
+    with cycle_collection_paused():
+        projection = project(View.MODEL, window.messages, ctx)
+        built = build_chat_request(
+            projection,
+            provider=body.provider,
+            model=model,
+            system=system,
+            tools=tools,
+            mutations=body.mutations,
+            max_output_tokens=body.max_output_tokens,
+        )
     report = await context_report(
         window,
         ctx,
@@ -62,12 +65,13 @@ async def chat(
         max_output_tokens=body.max_output_tokens,
         extra_tokens=request_tokens(system, tools),
     )
-    return OrjsonResponse(
-        {
-            "provider": built.provider,
-            "model": built.model,
-            "payload": built.payload,
-            "diagnostics": diagnostics_body(built.diagnostics),
-            "context": report.as_dict(),
-        }
-    )
+    with cycle_collection_paused():
+        return OrjsonResponse(
+            {
+                "provider": built.provider,
+                "model": built.model,
+                "payload": built.payload,
+                "diagnostics": diagnostics_body(built.diagnostics),
+                "context": report.as_dict(),
+            }
+        )

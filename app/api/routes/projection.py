@@ -10,7 +10,8 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Header, Query, Response
 
-from app.api.bodies import diagnostics_body, projected_body
+from app.api.bodies import diagnostics_body, projected_bodies
+from app.api.cycle_collector import cycle_collection_paused
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.paging import Walk, page_limit, read_walk
 from app.api.responses import OrjsonResponse
@@ -101,17 +102,19 @@ async def get_projection(
             return Response(status_code=304, headers=headers)
         repository = MessageRepository(connection, principal.tenant_id)
         stored, has_more = await window_for(repository, session_id, query, walk, page_size)
-    projection = project(query.view, [promote(message) for message in stored], query.to_context())
-    if query.view is View.EXPORT and query.format == "markdown":
-        markdown = render_markdown(projection, title=session["title"])
-        return Response(markdown, media_type="text/markdown; charset=utf-8", headers=headers)
-    body: dict[str, Any] = {
-        "view": str(query.view),
-        "sessionId": session_id,
-        "messages": [projected_body(message) for message in projection.messages],
-        "diagnostics": diagnostics_body(projection.diagnostics),
-    }
-    if has_more is not None:
-        body["nextCursor"] = walk.next_cursor([message.seq for message in stored])
-        body["hasMore"] = has_more
-    return OrjsonResponse(body, headers=headers)
+    # From here on nothing awaits: the whole build runs with the cycle collector paused (see its module).
+    with cycle_collection_paused():
+        projection = project(query.view, [promote(message) for message in stored], query.to_context())
+        if query.view is View.EXPORT and query.format == "markdown":
+            markdown = render_markdown(projection, title=session["title"])
+            return Response(markdown, media_type="text/markdown; charset=utf-8", headers=headers)
+        body: dict[str, Any] = {
+            "view": str(query.view),
+            "sessionId": session_id,
+            "messages": projected_bodies(projection.messages),
+            "diagnostics": diagnostics_body(projection.diagnostics),
+        }
+        if has_more is not None:
+            body["nextCursor"] = walk.next_cursor([message.seq for message in stored])
+            body["hasMore"] = has_more
+        return OrjsonResponse(body, headers=headers)
