@@ -14,6 +14,7 @@ from app.api.context_config import threshold_policy
 from app.api.cycle_collector import cycle_collection_paused
 from app.context.accounting import ContextReport, account_context
 from app.context.model_server import ModelServerWindows
+from app.context.window import ContextWindow
 from app.engine.message import EngineMessage
 from app.engine.promotion import promote
 from app.engine.tokens import estimate_tokens
@@ -80,17 +81,37 @@ async def context_report(
     max_output_tokens: int | None = None,
     extra_tokens: int = 0,
 ) -> ContextReport:
-    resolved = await windows.resolve(ctx.provider, ctx.model, session_tokens=window.session["context_window_tokens"])
+    resolved = await window_size(window, ctx, windows)
     with cycle_collection_paused():
-        return account_context(
-            window.messages,
-            window=resolved,
-            policy=threshold_policy(settings),
-            ctx=ctx,
-            max_output_tokens=max_output_tokens,
-            request_tokens=extra_tokens,
-            run_models=window.run_models,
+        return count_context(
+            window, ctx, resolved, settings, max_output_tokens=max_output_tokens, extra_tokens=extra_tokens
         )
+
+
+async def window_size(window: SessionWindow, ctx: ProjectionContext, windows: ModelServerWindows) -> ContextWindow:
+    """The model's context window (the part of ``context_report`` that may ask a model server)."""
+    return await windows.resolve(ctx.provider, ctx.model, session_tokens=window.session["context_window_tokens"])
+
+
+def count_context(
+    window: SessionWindow,
+    ctx: ProjectionContext,
+    resolved: ContextWindow,
+    settings: Settings,
+    *,
+    max_output_tokens: int | None = None,
+    extra_tokens: int = 0,
+) -> ContextReport:
+    """The synchronous rest of ``context_report``, once the window size is known."""
+    return account_context(
+        window.messages,
+        window=resolved,
+        policy=threshold_policy(settings),
+        ctx=ctx,
+        max_output_tokens=max_output_tokens,
+        request_tokens=extra_tokens,
+        run_models=window.run_models,
+    )
 
 
 def session_model(session: dict[str, Any], provider: str | None, model: str | None) -> tuple[str | None, str | None]:

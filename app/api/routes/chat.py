@@ -7,13 +7,20 @@ from fastapi import APIRouter, Request, Response
 from app.api.bodies import diagnostics_body
 from app.api.cycle_collector import cycle_collection_paused
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
-from app.api.model_context import context_report, load_session_window, request_tokens, session_model
+from app.api.model_context import (
+    SessionWindow,
+    count_context,
+    load_session_window,
+    request_tokens,
+    session_model,
+    window_size,
+)
 from app.api.responses import OrjsonResponse
 from app.api.schemas import ChatRequestBody, ChatResponseBody
 from app.errors import InvalidInput
 from app.projections.projector import project
-from app.projections.types import View
-from app.providers.chat_request import build_chat_request
+from app.projections.types import ProjectionContext, View
+from app.providers.chat_request import ChatRequest, build_chat_request
 from app.providers.registry import adapter_for
 
 router = APIRouter(tags=["chat"])
@@ -45,27 +52,20 @@ async def chat(
     tools = body.tools if body.tools is not None else (run["tools"] if run else None)
 
     ctx = body.projection.to_context(provider=body.provider, model=model)
-    # The cycle collector is paused over synchronous stretches only, never across an await (see its module).
+    # The cycle collector is paused over the synchronous stretches only, never across an await (see its
+    # module); each runs in a function of its own so that what it made and dropped is freed before resuming.
     with cycle_collection_paused():
-        projection = project(View.MODEL, window.messages, ctx)
-        built = build_chat_request(
-            projection,
-            provider=body.provider,
-            model=model,
-            system=system,
-            tools=tools,
-            mutations=body.mutations,
+        built = chat_request(body, window, ctx, model=model, system=system, tools=tools)
+    resolved = await window_size(window, ctx, request.app.state.model_windows)
+    with cycle_collection_paused():
+        report = count_context(
+            window,
+            ctx,
+            resolved,
+            settings,
             max_output_tokens=body.max_output_tokens,
+            extra_tokens=request_tokens(system, tools),
         )
-    report = await context_report(
-        window,
-        ctx,
-        request.app.state.model_windows,
-        settings,
-        max_output_tokens=body.max_output_tokens,
-        extra_tokens=request_tokens(system, tools),
-    )
-    with cycle_collection_paused():
         return OrjsonResponse(
             {
                 "provider": built.provider,
@@ -75,3 +75,23 @@ async def chat(
                 "context": report.as_dict(),
             }
         )
+
+
+def chat_request(
+    body: ChatRequestBody,
+    window: SessionWindow,
+    ctx: ProjectionContext,
+    *,
+    model: str,
+    system: str | None,
+    tools: list[dict[str, Any]] | None,
+) -> ChatRequest:
+    return build_chat_request(
+        project(View.MODEL, window.messages, ctx),
+        provider=body.provider,
+        model=model,
+        system=system,
+        tools=tools,
+        mutations=body.mutations,
+        max_output_tokens=body.max_output_tokens,
+    )

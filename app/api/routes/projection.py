@@ -102,19 +102,32 @@ async def get_projection(
             return Response(status_code=304, headers=headers)
         repository = MessageRepository(connection, principal.tenant_id)
         stored, has_more = await window_for(repository, session_id, query, walk, page_size)
-    # From here on nothing awaits: the whole build runs with the cycle collector paused (see its module).
+    # From here on nothing awaits: the build runs with the cycle collector paused (see its module), in a
+    # function of its own so that everything it made but the response is freed before the collector resumes.
     with cycle_collection_paused():
-        projection = project(query.view, [promote(message) for message in stored], query.to_context())
-        if query.view is View.EXPORT and query.format == "markdown":
-            markdown = render_markdown(projection, title=session["title"])
-            return Response(markdown, media_type="text/markdown; charset=utf-8", headers=headers)
-        body: dict[str, Any] = {
-            "view": str(query.view),
-            "sessionId": session_id,
-            "messages": projected_bodies(projection.messages),
-            "diagnostics": diagnostics_body(projection.diagnostics),
-        }
-        if has_more is not None:
-            body["nextCursor"] = walk.next_cursor([message.seq for message in stored])
-            body["hasMore"] = has_more
-        return OrjsonResponse(body, headers=headers)
+        return projection_response(query, session_id, session, stored, has_more, walk, headers)
+
+
+def projection_response(
+    query: ProjectionQuery,
+    session_id: str,
+    session: dict[str, Any],
+    stored: list[PersistedMessage],
+    has_more: bool | None,
+    walk: Walk,
+    headers: dict[str, str],
+) -> Response:
+    projection = project(query.view, [promote(message) for message in stored], query.to_context())
+    if query.view is View.EXPORT and query.format == "markdown":
+        markdown = render_markdown(projection, title=session["title"])
+        return Response(markdown, media_type="text/markdown; charset=utf-8", headers=headers)
+    body: dict[str, Any] = {
+        "view": str(query.view),
+        "sessionId": session_id,
+        "messages": projected_bodies(projection.messages),
+        "diagnostics": diagnostics_body(projection.diagnostics),
+    }
+    if has_more is not None:
+        body["nextCursor"] = walk.next_cursor([message.seq for message in stored])
+        body["hasMore"] = has_more
+    return OrjsonResponse(body, headers=headers)
