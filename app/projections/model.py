@@ -221,7 +221,7 @@ class _Rules:
             # No reasoning, no provider options, no blank text: no rule changes these parts, so the
             # stored list is passed on as it is (nothing downstream edits a projected message in place).
             return self._message(message, "assistant", content, [])
-        parts, notes = reasoning_for_model(message.content, message.metadata, self.reasoning)
+        parts, notes = reasoning_for_model(content, message.metadata, self.reasoning)
         parts, stripped = strip_foreign_provider_options(parts, message.metadata, self.reasoning)
         return self._finish(message, "assistant", parts, [*notes, *stripped])
 

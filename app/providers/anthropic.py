@@ -191,11 +191,15 @@ def _tool_result(part: dict[str, Any], ids: ToolIdMap, repairs: list[Repair]) ->
         # The common text result, read as read_output would read it (one text item; an empty one is
         # "(no output)"), without building the general reading.
         text = str(raw.get("value"))
+        tool_use_id = ids(part["toolCallId"])
         if raw_type == "error-text":
-            content = [{"type": "text", "text": text}]
-            return {"type": "tool_result", "tool_use_id": ids(part["toolCallId"]), "content": content, "is_error": True}
-        content = [{"type": "text", "text": text or NO_OUTPUT}]
-        return {"type": "tool_result", "tool_use_id": ids(part["toolCallId"]), "content": content}
+            texts = [{"type": "text", "text": text}]
+            return {"type": "tool_result", "tool_use_id": tool_use_id, "content": texts, "is_error": True}
+        return {
+            "type": "tool_result",
+            "tool_use_id": tool_use_id,
+            "content": [{"type": "text", "text": text or NO_OUTPUT}],
+        }
     output = read_output(raw)
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ids(part["toolCallId"])}
     if output.is_error:
