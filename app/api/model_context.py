@@ -16,7 +16,7 @@ from app.context.accounting import ContextReport, account_context
 from app.context.model_server import ModelServerWindows
 from app.context.window import ContextWindow
 from app.engine.message import EngineMessage
-from app.engine.promotion import promote
+from app.engine.promotion import promote_all
 from app.engine.tokens import estimate_tokens
 from app.errors import NotFound
 from app.projections.types import ProjectionContext
@@ -63,7 +63,7 @@ async def load_session_window(
         )
         run_models = await runs.models(session_id)
     with cycle_collection_paused():
-        messages = [promote(message) for message in stored]
+        messages = promote_all(stored)
     return SessionWindow(session, run, messages, run_models)
 
 

@@ -6,6 +6,7 @@ share this one function. Never reads the clock, the database or a provider forma
 content: promotion interprets a message, it does not change it.
 """
 
+from collections.abc import Iterable
 from typing import Any, assert_never
 
 from app.engine.kinds import Kind, Role
@@ -66,26 +67,41 @@ def infer_kind(role: Role, content: Content, metadata: dict[str, Any] | None) ->
 
 
 def promote(message: PersistedMessage) -> EngineMessage:
-    metadata = message.metadata
-    # Called for every row of every read: without a runtimeKind the shape alone decides, and infer_kind
-    # would come to the same answer by the same function.
-    if metadata and "runtimeKind" in metadata:
-        kind, note = infer_kind(message.role, message.content, metadata)
-    else:
-        kind, note = _ROLE_KINDS.get(message.role) or _kind_from_shape(message.role, message.content), None
-    return EngineMessage(
-        message.id,
-        message.session_id,
-        message.seq,
-        message.role,
-        kind,
-        message.content,
-        message.created_at,
-        metadata,
-        message.run_id,
-        message.token_estimate,
-        note,
-    )
+    return promote_all((message,))[0]
+
+
+def promote_all(messages: Iterable[PersistedMessage]) -> list[EngineMessage]:
+    """Each message promoted, in order: one loop with its lookups hoisted, since every read promotes a
+    whole window (10,000 rows a request in bench.overhead)."""
+    role_kinds = _ROLE_KINDS.get
+    from_shape = _kind_from_shape
+    engine_message = EngineMessage
+    out: list[EngineMessage] = []
+    append = out.append
+    for message in messages:
+        metadata = message.metadata
+        role = message.role
+        content = message.content
+        if metadata and "runtimeKind" in metadata:
+            kind, note = infer_kind(role, content, metadata)
+        else:
+            kind, note = role_kinds(role) or from_shape(role, content), None
+        append(
+            engine_message(
+                message.id,
+                message.session_id,
+                message.seq,
+                role,
+                kind,
+                content,
+                message.created_at,
+                metadata,
+                message.run_id,
+                message.token_estimate,
+                note,
+            )
+        )
+    return out
 
 
 _ROLE_KINDS: dict[str, Kind] = {"system": Kind.SYSTEM_NOTE, "user": Kind.USER_INPUT}

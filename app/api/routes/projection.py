@@ -17,7 +17,7 @@ from app.api.paging import Walk, page_limit, read_walk
 from app.api.responses import OrjsonResponse
 from app.api.schemas import PathId, ProjectionOut, ProjectionQuery
 from app.engine.persisted import PersistedMessage
-from app.engine.promotion import promote
+from app.engine.promotion import promote_all
 from app.errors import NotFound
 from app.projections.markdown import render_markdown
 from app.projections.projector import project
@@ -117,7 +117,7 @@ def projection_response(
     walk: Walk,
     headers: dict[str, str],
 ) -> Response:
-    projection = project(query.view, [promote(message) for message in stored], query.to_context())
+    projection = project(query.view, promote_all(stored), query.to_context())
     if query.view is View.EXPORT and query.format == "markdown":
         markdown = render_markdown(projection, title=session["title"])
         return Response(markdown, media_type="text/markdown; charset=utf-8", headers=headers)
