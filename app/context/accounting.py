@@ -24,7 +24,7 @@ from app.context.window import ContextWindow
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.engine.tokens import estimate_tokens
-from app.projections.model import marked_as_reminder
+from app.projections.model import ASSISTANT_KINDS, marked_as_reminder
 from app.projections.reasoning import ReasoningPolicy, reasoning_for_model
 from app.projections.tool_output import CLEARED, ResultPolicy, cut, result_for_model
 from app.projections.types import ProjectionContext
@@ -326,13 +326,23 @@ _ALWAYS_SENT: frozenset[Kind] = frozenset(
 """The kinds ``sent_to_model`` always sends once eligible (its last case)."""
 
 
+_STORED_COST = frozenset(Kind) - ASSISTANT_KINDS - {Kind.TOOL_RESULT, Kind.BASH_EXECUTION}
+"""The kinds ``_costs`` counts at their stored estimate (its last case)."""
+
+
 def _costs(message: EngineMessage, ctx: ProjectionContext) -> tuple[int, int]:
     """(tokens in the message's own section, tokens of its reasoning) as the model view sends it.
 
     Only messages the view changes are re-estimated, and only from what they hold: reads never re-count a
     whole history.
     """
-    match message.kind:
+    kind = message.kind
+    if kind in _STORED_COST:
+        # A set lookup before the match, whose cases each read an enum member, for every message.
+        return message.token_estimate, 0
+    if kind in ASSISTANT_KINDS:
+        return _assistant_tokens(message, ctx)
+    match kind:
         case Kind.TOOL_RESULT:
             return _result_tokens(message, ctx, compacted=bool(message.metadata.get("compactedAt"))), 0
         case Kind.BASH_EXECUTION:

@@ -37,9 +37,12 @@ from app.projections.types import (
     ProjectionContext,
     View,
 )
-from app.projections.window import Window, completes_its_boundary, select_window, summary_for
+from app.projections.window import COMPACTION_KINDS, Window, completes_its_boundary, select_window, summary_for
 
 REMINDER_TAGS = frozenset({"reminder", "runtime-reminder", "system-reminder"})
+_TOOL_KINDS = frozenset({Kind.TOOL_RESULT, Kind.TOOL_APPROVAL_RESPONSE})
+ASSISTANT_KINDS = frozenset({Kind.ASSISTANT_TEXT, Kind.ASSISTANT_REASONING, Kind.TOOL_CALL, Kind.TOOL_APPROVAL_REQUEST})
+"""The kinds the assistant rule projects (the accounting counts them the same way)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +80,7 @@ def build_context(messages: Sequence[EngineMessage], ctx: ProjectionContext, pol
     diagnostics = Diagnostics()
     # Only compaction records can make a window or complete a boundary: a history without them (most
     # sessions, and every store slice past its summary) skips both scans of the whole list.
-    markers = [m for m in ordered if m.kind is Kind.COMPACT_BOUNDARY or m.kind is Kind.COMPACT_SUMMARY]
+    markers = [m for m in ordered if m.kind in COMPACTION_KINDS]
     window = select_window(ordered) if ctx.apply_compact_boundary and markers else None
     complete = {summary_for(m) for m in markers if completes_its_boundary(m)}
     rules = _Rules(ctx, policy, window, complete, diagnostics)
@@ -163,8 +166,14 @@ class _Rules:
         metadata = message.metadata
         if metadata and metadata.get("eligibleForModelContext") is False and message.kind is not Kind.COMPACT_BOUNDARY:
             return Hidden("eligibleForModelContext is false")
-        # The commonest kinds first: a match tries its cases in order.
-        match message.kind:
+        # The commonest kinds by set lookup first: each case below reads an enum member (a descriptor
+        # call, about 0.2 us) and a match tries its cases in order. The match stays the exhaustive rule.
+        kind = message.kind
+        if kind in _TOOL_KINDS:
+            return self._tool(message)
+        if kind in ASSISTANT_KINDS:
+            return self._assistant(message)
+        match kind:
             case Kind.TOOL_RESULT | Kind.TOOL_APPROVAL_RESPONSE:
                 return self._tool(message)
             case Kind.ASSISTANT_TEXT | Kind.ASSISTANT_REASONING | Kind.TOOL_CALL | Kind.TOOL_APPROVAL_REQUEST:

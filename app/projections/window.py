@@ -21,6 +21,8 @@ from app.engine.message import EngineMessage
 from app.projections.plain_text import is_blank, plain_text
 
 FIRST_SEQ = 1
+COMPACTION_KINDS = frozenset({Kind.COMPACT_BOUNDARY, Kind.COMPACT_SUMMARY})
+"""A set, for scans of whole histories: reading an enum member costs a descriptor call each time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +54,7 @@ def completes_its_boundary(message: EngineMessage) -> bool:
 def newest_complete_compaction(messages: Sequence[EngineMessage]) -> Compaction | None:
     """The newest boundary (by seq) with a non-blank linked summary, and that summary (the newest one)."""
     # Only boundaries and summaries take part: one cheap pass picks them out of a long history.
-    markers = [m for m in messages if m.kind is Kind.COMPACT_BOUNDARY or m.kind is Kind.COMPACT_SUMMARY]
+    markers = [m for m in messages if m.kind in COMPACTION_KINDS]
     if not markers:
         return None
     summaries: dict[str, EngineMessage] = {}
