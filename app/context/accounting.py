@@ -209,7 +209,8 @@ def _anchor(
     # Usage recorded before the newest boundary counted the history that compaction removed: stale.
     after = context.boundary_seq if context.boundary_seq is not None else -math.inf
     for message in sorted(sent, key=lambda m: m.seq, reverse=True):
-        if message.seq <= after:
+        if message.seq <= after or "usage" not in message.metadata:
+            # Without a usage record usage_tokens has nothing to return: most messages stop here.
             continue
         tokens = usage_tokens(message, model, run_models)
         if tokens is not None:

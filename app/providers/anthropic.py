@@ -59,8 +59,7 @@ def to_anthropic(
                 pending_media += media
             case "tool":
                 _add(turns, "user", [_tool_result(part, ids, repairs) for part in message["content"]], repairs)
-        following = settled.messages[index + 1]["role"] if index + 1 < len(settled.messages) else None
-        if pending_media and following != "tool":
+        if pending_media and _next_role(settled.messages, index) != "tool":
             # After the tool results, never before them: tool_result blocks must open the user turn.
             repairs.append(Repair("media-moved", "anthropic: assistant media moved to the next user turn"))
             _add(turns, "user", [_media_block(item, repairs) for item in pending_media], repairs)
@@ -87,6 +86,10 @@ def to_anthropic(
             )
         )
     return payload, repairs + ids.repairs()
+
+
+def _next_role(messages: list[dict[str, Any]], index: int) -> str | None:
+    return messages[index + 1]["role"] if index + 1 < len(messages) else None
 
 
 def _add(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]], repairs: list[Repair]) -> None:
