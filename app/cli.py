@@ -4,6 +4,7 @@ import argparse
 
 import uvicorn
 
+from app.observability import configure_logging
 from app.settings import get_settings
 from app.store import migrations
 from app.store.embedded import EmbeddedPostgres
@@ -27,6 +28,7 @@ def main(argv: list[str] | None = None) -> None:
             migrations.upgrade(embedded.ensure_database())
             embedded.stop()
         return
+    configure_logging(settings.log_level)
     uvicorn.run(
         "app.main:app",
         host=arguments.host or settings.host,

@@ -72,6 +72,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        configure_logging(settings.log_level)
         embedded: EmbeddedPostgres | None = None
         url = database_url or settings.database_url
         if url is None:
@@ -163,10 +164,4 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     return app
 
 
-def _app_from_environment() -> FastAPI:
-    settings = get_settings()
-    configure_logging(settings.log_level)
-    return create_app(settings)
-
-
-app = _app_from_environment()
+app = create_app()

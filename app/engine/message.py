@@ -8,7 +8,7 @@ from app.engine.kinds import Kind, Role
 from app.engine.persisted import Content
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EngineMessage:
     id: str
     session_id: str

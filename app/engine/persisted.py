@@ -13,7 +13,7 @@ from app.engine.kinds import Role
 Content = str | list[dict[str, Any]]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PersistedMessage:
     id: str
     session_id: str

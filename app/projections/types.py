@@ -42,7 +42,7 @@ class ProjectionContext:
     Media outside the list becomes explicit text in the model view, never a silent drop."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ProjectedMetadata:
     hidden_from_transcript: bool = False
     hidden_from_model: bool = False
@@ -53,7 +53,7 @@ class ProjectedMetadata:
     """View-specific facts (the debug view puts the original metadata and kind reasons here)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ProjectedMessage:
     view: View
     role: Role
