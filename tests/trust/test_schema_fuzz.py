@@ -66,6 +66,8 @@ def live_url(database_url: str) -> Iterator[str]:
 
 # The document is the app's own, built without a database; the cases are sent to the live server.
 schema = schemathesis.openapi.from_dict(create_app(settings_for_tests()).openapi())
+
+
 @schema.parametrize()
 @settings(
     max_examples=MAX_EXAMPLES,
