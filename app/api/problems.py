@@ -89,6 +89,17 @@ def _is_losing_union_branch(loc: tuple[Any, ...], body: Any) -> bool:
     return False
 
 
+def database_problem(sqlstate: str | None, *, connection_lost: bool) -> ProjectorError:
+    """One mapping for database errors, whether raised through SQLAlchemy or straight from asyncpg."""
+    if sqlstate in UNAVAILABLE_SQLSTATES:
+        return ServiceUnavailable(f"The database is busy: {UNAVAILABLE_SQLSTATES[sqlstate]}.")
+    if connection_lost or (sqlstate or "").startswith(("08", "57P")):
+        log.warning("database unavailable", extra={"sqlstate": sqlstate})
+        return ServiceUnavailable("The database is unavailable; retry shortly.")
+    log.exception("database error")
+    return ProjectorError("An unexpected database error occurred.")
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(ProjectorError)
     async def on_projector_error(request: Request, exc: ProjectorError) -> ProblemResponse:
@@ -114,25 +125,14 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(DBAPIError)
     async def on_database_error(request: Request, exc: DBAPIError) -> ProblemResponse:
-        sqlstate = getattr(exc.orig, "sqlstate", None)
-        if sqlstate in UNAVAILABLE_SQLSTATES:
-            return problem(ServiceUnavailable(f"The database is busy: {UNAVAILABLE_SQLSTATES[sqlstate]}."), request)
-        if isinstance(exc, OperationalError | InterfaceError) or exc.connection_invalidated:
-            log.warning("database unavailable", extra={"error": type(exc.orig).__name__})
-            return problem(ServiceUnavailable("The database is unavailable; retry shortly."), request)
-        log.exception("database error")
-        return problem(ProjectorError("An unexpected database error occurred."), request)
+        lost = isinstance(exc, OperationalError | InterfaceError) or exc.connection_invalidated
+        return problem(database_problem(getattr(exc.orig, "sqlstate", None), connection_lost=lost), request)
 
     @app.exception_handler(asyncpg.PostgresError)
     async def on_driver_error(request: Request, exc: asyncpg.PostgresError) -> ProblemResponse:
         """Hot reads use the asyncpg connection directly; its errors get the same answers."""
-        sqlstate = getattr(exc, "sqlstate", None)
-        if sqlstate in UNAVAILABLE_SQLSTATES:
-            return problem(ServiceUnavailable(f"The database is busy: {UNAVAILABLE_SQLSTATES[sqlstate]}."), request)
-        if isinstance(exc, asyncpg.PostgresConnectionError) or (sqlstate or "").startswith(("08", "57P")):
-            return problem(ServiceUnavailable("The database is unavailable; retry shortly."), request)
-        log.exception("database error")
-        return problem(ProjectorError("An unexpected database error occurred."), request)
+        lost = isinstance(exc, asyncpg.PostgresConnectionError)
+        return problem(database_problem(getattr(exc, "sqlstate", None), connection_lost=lost), request)
 
     @app.exception_handler(asyncpg.InterfaceError)
     async def on_driver_interface_error(request: Request, exc: asyncpg.InterfaceError) -> ProblemResponse:

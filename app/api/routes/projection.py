@@ -48,9 +48,7 @@ def matches(if_none_match: str | None, etag: str) -> bool:
     if not if_none_match:
         return False
     weak = etag.removeprefix("W/")
-    return any(
-        tag.strip() in ("*", etag, weak) or tag.strip().removeprefix("W/") == weak for tag in if_none_match.split(",")
-    )
+    return any(tag.strip() == "*" or tag.strip().removeprefix("W/") == weak for tag in if_none_match.split(","))
 
 
 async def window_for(
