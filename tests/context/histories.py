@@ -6,27 +6,21 @@ thresholds can be hit exactly; without it the real estimator decides.
 """
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from app.engine.kinds import Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import Content, PersistedMessage
-from app.engine.promotion import promote
 from app.engine.tokens import estimate_tokens
+from tests import builders
 
-T0 = datetime(2026, 4, 8, 10, 0, tzinfo=UTC)
 MODEL = "qwen-coder"
 PROVIDER = "vllm"
 
 
 def history(*messages: PersistedMessage, start_seq: int = 1) -> list[EngineMessage]:
-    out = []
-    for offset, message in enumerate(messages):
-        seq = start_seq + offset
-        numbered = replace(message, seq=seq, id=message.id or f"m{seq}", created_at=T0 + timedelta(seconds=seq))
-        out.append(promote(numbered))
-    return out
+    """Numbered and promoted as the store would (``tests.builders.engine``)."""
+    return builders.engine(*messages, start_seq=start_seq)
 
 
 def message(
@@ -38,17 +32,8 @@ def message(
     run_id: str | None = None,
     **metadata: Any,
 ) -> PersistedMessage:
-    return PersistedMessage(
-        id=id,
-        session_id="s1",
-        seq=0,
-        role=role,
-        content=content,
-        created_at=T0,
-        metadata=metadata,
-        run_id=run_id,
-        token_estimate=estimate_tokens(content) if tokens is None else tokens,
-    )
+    built = builders.message(role, content, id=id, run_id=run_id, **metadata)
+    return replace(built, token_estimate=estimate_tokens(content) if tokens is None else tokens)
 
 
 def system(text: str, **kw: Any) -> PersistedMessage:
