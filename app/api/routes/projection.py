@@ -28,7 +28,6 @@ from app.store.sessions import SessionRepository
 
 router = APIRouter(tags=["projections"])
 
-PAGED_VIEWS = frozenset({View.TRANSCRIPT, View.DEBUG, View.EXPORT})
 WINDOWED_VIEWS = frozenset({View.MODEL, View.COMPACT})
 
 
