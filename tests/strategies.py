@@ -27,9 +27,10 @@ PROVIDER_MODELS: tuple[tuple[str, str], ...] = (
 )
 
 texts = st.sampled_from(
-    ["", " ", "\n\t ", "ok", "Read the file", "帮我看看 src/auth.ts", "emoji 🙂 and a lone \ud800 surrogate", "x" * 90]
+    ["", " ", "\n\t ", "ok", "Read the file", "帮我看看 src/auth.ts", "emoji 🙂 outside the BMP", "x" * 90]
 )
-"""Short texts, often empty or whitespace-only; sampled rather than generated, which keeps histories cheap."""
+"""Short texts, often empty or whitespace-only; sampled rather than generated, which keeps histories cheap.
+Never a lone surrogate: the store refuses one (request text that may hold one is tested where it enters)."""
 
 outputs = st.sampled_from(["", "   ", "line 1\nline 2", "x" * 120, "error: ENOENT", "`backticks` ```fenced```"])
 """Tool output texts: empty, whitespace, normal and long enough to cross a small soft limit."""

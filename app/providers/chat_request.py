@@ -26,7 +26,8 @@ class ChatRequest:
     payload: dict[str, Any]
     """The exact request body for ``provider``, ready to send."""
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
-    """The projection's diagnostics, plus one injected note per mutation and every serializer/adapter repair."""
+    """The projection's diagnostics, plus one injected note per mutation and every mutation, serializer and
+    adapter repair."""
 
 
 def build_chat_request(
@@ -50,7 +51,7 @@ def build_chat_request(
         messages, diagnostics = projection.messages, _copy(projection.diagnostics)
     else:
         messages, diagnostics = list(projection), Diagnostics()
-    mutated, notes = apply_mutations(messages, parsed)
+    mutated, notes, mutation_repairs = apply_mutations(messages, parsed)
     if not mutated and not (system and system.strip()):
         raise EmptyConversation()
     diagnostics.injected_notes.extend(notes)
@@ -58,7 +59,7 @@ def build_chat_request(
     payload, repairs = build_payload(
         provider, chat_messages, model=model, tools=definitions, max_output_tokens=max_output_tokens
     )
-    diagnostics.repairs.extend(serializer_repairs + repairs)
+    diagnostics.repairs.extend(mutation_repairs + serializer_repairs + repairs)
     return ChatRequest(provider=provider, model=model, payload=payload, diagnostics=diagnostics)
 
 

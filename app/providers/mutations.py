@@ -4,7 +4,10 @@
 message; ``insertAfter`` / ``insertBefore`` add a message next to the one holding a given stored message id.
 A mutation is never stored and never fakes an id or a timestamp: the messages it adds name no source message.
 Each applied mutation is described for the diagnostics. A target that does not exist is an error, not a
-silent no-op.
+silent no-op. Lone UTF-16 surrogates in a mutation's parts are removed here, with an ``unpaired-surrogates``
+repair, as they are from the request's system prompt: mutation text is request text (never stored, so never
+refused by the store), the only text that can bring one into the model view, and the serializer takes valid
+Unicode without scanning every message for them.
 
 Wire shape (camelCase, as ``POST /chat`` takes it)::
 
@@ -21,8 +24,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, assert_never, cast
 
 from app.engine.kinds import Kind, Role
-from app.projections.types import ProjectedMessage, ProjectedMetadata, View
+from app.projections.types import ProjectedMessage, ProjectedMetadata, Repair, View
 from app.providers.errors import InvalidMutation, MutationTargetNotFound
+from app.providers.surrogates import without_unpaired_surrogates
 
 MutationOp = Literal["append", "prepend", "appendTo", "insertAfter", "insertBefore"]
 AppendTarget = Literal["last-user", "last-assistant"]
@@ -109,31 +113,43 @@ def _check_part(part: Any, role: str, index: int, field: str) -> None:
 
 def apply_mutations(
     messages: Sequence[ProjectedMessage], mutations: Sequence[Mutation]
-) -> tuple[list[ProjectedMessage], list[str]]:
-    """The messages with every mutation applied in order, and one note per mutation for the diagnostics."""
+) -> tuple[list[ProjectedMessage], list[str], list[Repair]]:
+    """The messages with every mutation applied in order, one note per mutation for the diagnostics, and the
+    repairs made to the mutations' text (lone surrogates removed, naming the message the parts went into)."""
     result = list(messages)
     notes: list[str] = []
+    repairs: list[Repair] = []
     for index, mutation in enumerate(mutations):
-        result, note = _apply(result, mutation, index)
+        parts, changed = without_unpaired_surrogates(list(mutation.parts))
+        if changed:
+            mutation = replace(mutation, parts=tuple(parts))
+        result, note, ids = _apply(result, mutation, index)
         notes.append(f"mutation {index}: {note}")
-    return result, notes
+        if changed:
+            detail = f"removed lone UTF-16 surrogates from mutations[{index}].parts"
+            repairs.append(Repair("unpaired-surrogates", detail, ids))
+    return result, notes, repairs
 
 
-def _apply(messages: list[ProjectedMessage], mutation: Mutation, index: int) -> tuple[list[ProjectedMessage], str]:
+def _apply(
+    messages: list[ProjectedMessage], mutation: Mutation, index: int
+) -> tuple[list[ProjectedMessage], str, tuple[str, ...]]:
+    """The messages with ``mutation`` applied, its note, and the source ids of the message its parts went into
+    (none for a message it added)."""
     count = f"{len(mutation.parts)} part{'s' if len(mutation.parts) != 1 else ''}"
     match mutation.op:
         case "append":
-            return [*messages, _synthetic(mutation, messages)], f"appended a {mutation.role} message ({count})"
+            return [*messages, _synthetic(mutation, messages)], f"appended a {mutation.role} message ({count})", ()
         case "prepend":
-            return [_synthetic(mutation, messages), *messages], f"prepended a {mutation.role} message ({count})"
+            return [_synthetic(mutation, messages), *messages], f"prepended a {mutation.role} message ({count})", ()
         case "appendTo":
             role: Role = "user" if mutation.target == "last-user" else "assistant"
             position = next((n for n in range(len(messages) - 1, -1, -1) if messages[n].role == role), None)
             if position is None:
                 raise MutationTargetNotFound(f"there is no {role} message to append to", index=index, field="target")
-            changed = _extend(messages[position], mutation.parts)
-            updated = [*messages[:position], changed, *messages[position + 1 :]]
-            return updated, f"appended {count} to the {mutation.target} message"
+            target = messages[position]
+            updated = [*messages[:position], _extend(target, mutation.parts), *messages[position + 1 :]]
+            return updated, f"appended {count} to the {mutation.target} message", target.source_message_ids
         case "insertAfter" | "insertBefore":
             position = next(
                 (n for n, message in enumerate(messages) if mutation.message_id in message.source_message_ids), None
@@ -145,7 +161,7 @@ def _apply(messages: list[ProjectedMessage], mutation: Mutation, index: int) -> 
             at = position + 1 if mutation.op == "insertAfter" else position
             where = "after" if mutation.op == "insertAfter" else "before"
             inserted = [*messages[:at], _synthetic(mutation, messages), *messages[at:]]
-            return inserted, f"inserted a {mutation.role} message ({count}) {where} {mutation.message_id}"
+            return inserted, f"inserted a {mutation.role} message ({count}) {where} {mutation.message_id}", ()
         case unreachable:
             assert_never(unreachable)
 

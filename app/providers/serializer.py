@@ -3,8 +3,12 @@
 It converts shapes (string content to parts, AI SDK part keys only), places system text (the request's
 system prompt and the leading system notes become one system message first; later notes stay where they
 are, for each adapter to place) and repairs combinations no provider accepts (a part a role cannot carry,
-lone surrogates). Every repair is reported. It never chooses, drops for relevance, trims or compacts:
-which messages go in is the model view's decision.
+lone surrogates in the request's system prompt). Every repair is reported. It never chooses, drops for
+relevance, trims or compacts: which messages go in is the model view's decision.
+
+The messages it takes hold valid Unicode: stored text cannot hold a lone surrogate (the append path refuses
+one and ``jsonb`` cannot store it), and the request text that reaches them is cleaned where it enters
+(``app.providers.mutations``). The serializer does not look again: that scan re-encoded every message.
 """
 
 from collections.abc import Sequence
@@ -13,7 +17,7 @@ from typing import Any, cast
 from app.projections.types import ProjectedMessage, Repair
 from app.providers.chat_message import PART_KEYS, ROLE_PARTS, ChatMessage, SystemChatMessage
 from app.providers.media import read_media
-from app.providers.surrogates import clean_text, without_unpaired_surrogates
+from app.providers.surrogates import clean_text
 
 _REQUIRED_STRINGS: dict[str, tuple[str, ...]] = {
     "text": ("text",),
@@ -56,9 +60,7 @@ def to_chat_messages(
 
 def _convert(message: ProjectedMessage, repairs: list[Repair]) -> ChatMessage | None:
     ids = message.source_message_ids
-    content, changed = without_unpaired_surrogates(message.content)
-    if changed:
-        repairs.append(Repair("unpaired-surrogates", "removed lone UTF-16 surrogates", ids))
+    content = message.content
     parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
     role = message.role
     if role != "system" and _fits_as_is(parts, role):

@@ -1,3 +1,4 @@
+import orjson
 import pytest
 
 from app.projections.types import Diagnostics, Projection, View
@@ -11,7 +12,8 @@ HISTORY = raw(user("first", id="u1"), assistant("reply", id="a1"), user("second"
 
 
 def apply(*mutations: dict) -> tuple[list, list[str]]:
-    return apply_mutations(HISTORY, parse_mutations(list(mutations)))
+    messages, notes, _ = apply_mutations(HISTORY, parse_mutations(list(mutations)))
+    return messages, notes
 
 
 def test_append_adds_a_message_that_names_no_stored_message() -> None:
@@ -123,3 +125,46 @@ def test_inserting_after_a_tool_call_lands_after_its_result() -> None:
     roles = [message["role"] for message in request.payload["messages"]]
     assert roles == ["user", "assistant", "tool", "user"]
     assert "moved-after-tool-results" in [repair.rule for repair in request.diagnostics.repairs]
+
+
+def test_lone_surrogates_in_mutation_text_are_removed_and_reported_naming_the_message() -> None:
+    messages, _, repairs = apply_mutations(
+        HISTORY,
+        parse_mutations(
+            [
+                {"op": "insertAfter", "messageId": "a1", "parts": [text_part("a\ud800b \ud83d\ude00")]},
+                {"op": "appendTo", "target": "last-assistant", "parts": [text_part("ok")]},
+                {"op": "appendTo", "target": "last-user", "parts": [text_part("P.S.\udc00")]},
+            ]
+        ),
+    )
+    assert messages[2].content == [text_part("ab 😀")]  # the lone half removed, the pair joined
+    assert messages[3].content == [text_part("second"), text_part("P.S.")]
+    assert [(repair.rule, repair.detail, repair.message_ids) for repair in repairs] == [
+        ("unpaired-surrogates", "removed lone UTF-16 surrogates from mutations[0].parts", ()),
+        ("unpaired-surrogates", "removed lone UTF-16 surrogates from mutations[2].parts", ("u2",)),
+    ]
+
+
+def test_lone_surrogates_are_removed_from_every_string_of_a_mutation_part() -> None:
+    mutation = {
+        "op": "prepend",
+        "role": "system",
+        "parts": [text_part("rule\udfff", providerOptions={"anthropic": {"cacheControl": "\ud800"}})],
+    }
+    messages, _, repairs = apply_mutations(HISTORY, parse_mutations([mutation]))
+    assert messages[0].content == "rule"
+    assert [repair.rule for repair in repairs] == ["unpaired-surrogates"]
+
+
+def test_lone_surrogates_in_request_text_never_reach_the_payload() -> None:
+    mutations = [
+        {"op": "insertBefore", "messageId": "u1", "role": "user", "parts": [text_part("first\ud800")]},
+        {"op": "append", "role": "system", "parts": [text_part("later\udc00")]},
+        {"op": "appendTo", "target": "last-assistant", "parts": [text_part("\ud83d\ude00\ud83d")]},
+    ]
+    request = build_chat_request(
+        HISTORY, provider="anthropic", model="claude-sonnet-4-5", system="sys\udc00", mutations=mutations
+    )
+    orjson.dumps(request.payload)  # orjson refuses any lone surrogate
+    assert [repair.rule for repair in request.diagnostics.repairs].count("unpaired-surrogates") == 4

@@ -2,14 +2,16 @@
 
 The histories come from the shared strategies (interrupted calls, orphan and duplicate results, reused ids,
 empty and whitespace texts, images in tool results, foreign reasoning, runtime reminders, compactions), passed
-on raw (no model-view rule), then roughened further here: 400-character and unsafe tool-call ids, lone
-surrogates. ai-sdk payloads are collected and checked by the ``ai`` package in one Node call per test.
+on raw (no model-view rule), then roughened further here: 400-character and unsafe tool-call ids. Lone
+surrogates come in the request's text (system prompt, mutations), the only text that can hold one: none may
+reach a payload. ai-sdk payloads are collected and checked by the ``ai`` package in one Node call per test.
 """
 
 import copy
 from dataclasses import replace
 from typing import Any
 
+import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,16 +46,14 @@ def _roughen_id(call_id: str, how: int) -> str:
             return call_id
 
 
-def _roughen(message: PersistedMessage, how: int, surrogate: bool) -> PersistedMessage:
+def _roughen(message: PersistedMessage, how: int) -> PersistedMessage:
     if isinstance(message.content, str):
-        return replace(message, content=message.content + ("\ud800" if surrogate else ""))
+        return message
     parts: list[dict[str, Any]] = []
     for part in message.content:
         copy = dict(part)
         if "toolCallId" in copy:
             copy["toolCallId"] = _roughen_id(copy["toolCallId"], how)
-        if surrogate and copy.get("type") == "text":
-            copy["text"] = copy["text"] + "\udc00"
         parts.append(copy)
     return replace(message, content=parts)
 
@@ -112,12 +112,16 @@ def _spice(message: PersistedMessage, choice: int) -> PersistedMessage:
     return replace(message, content=[*content, options[choice]])
 
 
-rough_histories = st.tuples(histories(), st.integers(0, 2), st.booleans(), st.lists(st.integers(0, 9))).map(
+rough_histories = st.tuples(histories(), st.integers(0, 2), st.lists(st.integers(0, 9))).map(
     lambda drawn: [
-        _spice(_roughen(message, drawn[1], drawn[2]), drawn[3][n] if n < len(drawn[3]) else 99)
+        _spice(_roughen(message, drawn[1]), drawn[2][n] if n < len(drawn[2]) else 99)
         for n, message in enumerate(drawn[0])
     ]
 )
+SURROGATE_MUTATIONS = [
+    {"op": "append", "parts": [{"type": "text", "text": "also \ud800 this \ud83d\ude00"}]},
+    {"op": "prepend", "role": "system", "parts": [{"type": "text", "text": "rule\udc00"}]},
+]
 
 
 def _projected(messages: list[PersistedMessage]) -> list[Any]:
@@ -125,9 +129,18 @@ def _projected(messages: list[PersistedMessage]) -> list[Any]:
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(history=rough_histories, with_tools=st.booleans(), system=st.sampled_from([None, "", "Be brief."]))
+@given(
+    history=rough_histories,
+    with_tools=st.booleans(),
+    system=st.sampled_from([None, "", "Be brief.", "Be \udfff brief \ud83d\ude00\ud83d"]),
+    mutations=st.sampled_from([None, SURROGATE_MUTATIONS]),
+)
 def _every_provider_accepts(
-    history: list[PersistedMessage], with_tools: bool, system: str | None, collected: list[dict[str, Any]]
+    history: list[PersistedMessage],
+    with_tools: bool,
+    system: str | None,
+    mutations: list[dict[str, Any]] | None,
+    collected: list[dict[str, Any]],
 ) -> None:
     projected = _projected(history)
     if not projected and not system:
@@ -140,9 +153,11 @@ def _every_provider_accepts(
             model=MODELS[provider],
             system=system,
             tools=TOOLS if with_tools else None,
+            mutations=mutations,
         )
         found = problems(provider, request.payload, model=MODELS[provider])
         assert found == [], (provider, found, request.payload)
+        orjson.dumps(request.payload)  # refuses a lone surrogate: none reaches a payload
         if provider == "ai-sdk":
             collected.append(request.payload)
     assert projected == before, "building payloads must never change the projected messages"

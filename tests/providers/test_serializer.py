@@ -1,4 +1,3 @@
-from app.projections.types import ProjectedMessage, View
 from app.providers.serializer import to_chat_messages
 from tests.builders import assistant, image_part, system, text_part, tool_call, user
 from tests.providers.projected import raw
@@ -50,17 +49,20 @@ def test_assistant_image_becomes_a_file_part() -> None:
     assert rules(repairs) == ["assistant-image-as-file"]
 
 
-def test_unpaired_surrogates_are_removed_and_pairs_joined() -> None:
-    message = ProjectedMessage(View.MODEL, "user", "user_input", ("m1",), "a\ud800b \ud83d\ude00")  # type: ignore[arg-type]
-    messages, repairs = to_chat_messages([message], system="sys\udc00")
-    assert messages[0]["content"] == "sys"
-    assert messages[1]["content"] == [{"type": "text", "text": "ab 😀"}]
-    assert rules(repairs) == ["unpaired-surrogates", "unpaired-surrogates"]
+def test_lone_surrogates_in_the_system_prompt_are_removed_and_pairs_joined() -> None:
+    messages, repairs = to_chat_messages(raw(user("hi")), system="sys\udc00 \ud83d\ude00")
+    assert messages[0]["content"] == "sys 😀"
+    assert rules(repairs) == ["unpaired-surrogates"]
 
 
-def test_surrogates_inside_tool_inputs_are_removed() -> None:
-    messages, _ = to_chat_messages(raw(tool_call("c1", "Read", path="a\ud800.ts")))
-    assert messages[0]["content"][0]["input"] == {"path": "a.ts"}  # type: ignore[typeddict-item]
+def test_stored_text_goes_on_as_it_was_stored() -> None:
+    """Stored text is valid Unicode (the store refuses lone surrogates): nothing to clean, nothing reported."""
+    stored = raw(user("帮我看看 🙂"), tool_call("c1", "Read", path="src/🙂.ts"))
+    messages, repairs = to_chat_messages(stored)
+    assert messages[0]["content"] == [{"type": "text", "text": "帮我看看 🙂"}]
+    call = {"type": "tool-call", "toolCallId": "c1", "toolName": "Read", "input": {"path": "src/🙂.ts"}}
+    assert messages[1]["content"] == [call]
+    assert repairs == []
 
 
 def test_tool_call_stays_as_it_was_stored() -> None:
