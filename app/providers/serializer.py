@@ -29,6 +29,13 @@ _REQUIRED_STRINGS: dict[str, tuple[str, ...]] = {
     "tool-approval-request": ("approvalId", "toolCallId"),
     "tool-approval-response": ("approvalId",),
 }
+_Shape = tuple[frozenset[str], tuple[str, ...]]
+_AS_IS: dict[str, dict[str | None, _Shape]] = {
+    role: {part_type: (PART_KEYS[part_type], _REQUIRED_STRINGS[part_type]) for part_type in part_types}
+    for role, part_types in ROLE_PARTS.items()
+}
+"""Per role, the part types it carries as they are, each with the keys it may hold and the keys that must be
+strings: one lookup per part answers "known type" and "allowed for the role" together."""
 
 
 def to_chat_messages(
@@ -42,8 +49,22 @@ def to_chat_messages(
         if cleaned != system:
             repairs.append(Repair("unpaired-surrogates", "removed lone UTF-16 surrogates from the system prompt"))
         leading.append(cleaned)
-    converted: list[ChatMessage] = []
+    # Plain dicts in a loosely typed list: a cast per message would be a call per message.
+    converted: list[Any] = []
     for message in messages:
+        role = message.role
+        content = message.content
+        if role != "system":
+            # The common case: every part well-formed and allowed for the role, so the message goes on as it
+            # is (a string as its one text part), without a repair to look for part by part.
+            shapes = _AS_IS[role]
+            if isinstance(content, str):
+                if "text" in shapes:
+                    converted.append({"role": role, "content": [{"type": "text", "text": content}]})
+                    continue
+            elif _fits_as_is(content, shapes):
+                converted.append({"role": role, "content": content})
+                continue
         chat = _convert(message, repairs)
         if chat is None:
             continue
@@ -59,14 +80,10 @@ def to_chat_messages(
 
 
 def _convert(message: ProjectedMessage, repairs: list[Repair]) -> ChatMessage | None:
+    """A message ``_fits_as_is`` did not pass, part by part, with every change reported."""
     ids = message.source_message_ids
     content = message.content
     parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
-    role = message.role
-    if role != "system" and _fits_as_is(parts, role):
-        # Every part is well-formed and allowed for the role: the list goes on as it is (the common case,
-        # without a repair to look for part by part).
-        return cast(ChatMessage, {"role": role, "content": parts})
     kept = [part for part in (_clean_part(part, message, repairs) for part in parts) if part is not None]
     match message.role:
         case "system":
@@ -82,22 +99,19 @@ def _convert(message: ProjectedMessage, repairs: list[Repair]) -> ChatMessage | 
             return cast(ChatMessage, {"role": "tool", "content": _fit(kept, "tool", ids, repairs)})
 
 
-def _fits_as_is(parts: list[Any], role: str) -> bool:
+def _fits_as_is(parts: list[Any], shapes: dict[str | None, _Shape]) -> bool:
     """What ``_clean_part`` and ``_fit`` would keep unchanged, without building anything: dict parts of a
-    known type, with their required strings, no other keys, allowed for the role (an assistant image is
-    never as-is: it becomes a file part)."""
-    allowed = ROLE_PARTS[role]
+    type the role carries (``shapes``, from ``_AS_IS``), with their required strings and no other keys (an
+    assistant image is never as-is: it becomes a file part)."""
     for part in parts:
         if not isinstance(part, dict):
             return False
-        part_type = part.get("type")
-        if part_type not in allowed:
+        shape = shapes.get(part.get("type"))
+        if shape is None or not shape[0].issuperset(part):
             return False
-        for key in _REQUIRED_STRINGS[part_type]:
+        for key in shape[1]:
             if not isinstance(part.get(key), str):
                 return False
-        if not part.keys() <= PART_KEYS[part_type]:
-            return False
     return True
 
 
