@@ -41,32 +41,92 @@ class Settled:
 
 
 def settle(messages: Sequence[ChatMessage]) -> tuple[Settled, list[Repair]]:
+    """The messages keeping the promises above. Messages that need no repair are passed on as they are, not
+    copied (the adapters never edit one in place); a conversation keeping every promise but how it ends
+    skips the repairing passes."""
     repairs: list[Repair] = []
     system: str | None = None
-    rest: list[Message] = [dict(message) for message in messages]
+    rest: list[Message] = list(messages)  # type: ignore[arg-type]
     if rest and rest[0]["role"] == "system":
         system = rest.pop(0)["content"].strip() or None
-    decisions = _approval_decisions(rest)
-    cleaned = [message for message in (_clean(m, repairs) for m in rest) if message is not None]
+    if not _keeps_promises(rest):
+        rest = _repaired(rest, repairs)
+    if rest and rest[-1]["role"] == "assistant":
+        rest.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
+        repairs.append(Repair("ends-on-assistant", f"added a user turn {CONTINUE!r} after the last assistant turn"))
+    if not any(message["role"] != "system" for message in rest):
+        # Only system text, or messages the repairs emptied: still a valid request. (A request with nothing
+        # at all is refused earlier, by the /chat pipeline.)
+        rest.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
+        repairs.append(Repair("no-conversation", f"added a user turn {CONTINUE!r}: nothing else was left to send"))
+    return Settled(system, rest), repairs
+
+
+def _keeps_promises(messages: list[Message]) -> bool:
+    """Whether ``_repaired`` would hand ``messages`` back as they are and report nothing, checked in one pass
+    that builds nothing: most histories are settled already but for their ending, which ``settle`` sees to.
+
+    Holds when every message is clean as it is, no assistant follows an assistant, no turn only thinks, each
+    turn's calls (non-empty ids, unused before) are answered by the next message alone: a tool message with
+    no other keys, one text result per call in call order under the call's id and tool name.
+    """
+    used_ids: set[str] = set()
+    calls: list[dict[str, Any]] = []  # the previous assistant's calls, which this message must answer
+    previous_role = None
+    for message in messages:
+        role = message["role"]
+        content = message["content"]
+        if calls:
+            if role != "tool" or len(message) != 2 or len(content) != len(calls) or not _clean_as_is(content):
+                return False
+            for result, call in zip(content, calls, strict=True):
+                if result["toolCallId"] != call["toolCallId"] or result["toolName"] != call["toolName"]:
+                    return False
+            calls = []
+        elif role == "user":
+            if not _clean_as_is(content):
+                return False
+        elif role == "assistant":
+            if previous_role == "assistant" or not _clean_as_is(content):
+                return False
+            only_reasoning = True
+            for part in content:
+                kind = part["type"]
+                if kind == "tool-call":
+                    call_id = part["toolCallId"]
+                    if not call_id or call_id in used_ids:
+                        return False
+                    used_ids.add(call_id)
+                    calls.append(part)
+                only_reasoning = only_reasoning and kind == "reasoning"
+            if only_reasoning:
+                return False
+        elif role == "system":
+            if not content.strip():
+                return False
+        else:
+            return False  # a tool message that answers no call, or a role settle does not know
+        previous_role = role
+    return not calls
+
+
+def _repaired(messages: list[Message], repairs: list[Repair]) -> list[Message]:
+    """Every repair but the ending ones; messages and parts are rebuilt, never edited in place."""
+    decisions = _approval_decisions(messages)
+    cleaned = [message for message in (_clean(m, repairs) for m in messages) if message is not None]
     merged = _merge_assistant_turns(cleaned, repairs)
     # Dropping orphan results can leave two assistant turns side by side: join them again.
     paired = _merge_assistant_turns(_pair_tool_calls(merged, decisions, repairs), repairs)
-    paired = [message for message in paired if not _only_reasoning(message, repairs)]
-    if paired and paired[-1]["role"] == "assistant":
-        paired.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
-        repairs.append(Repair("ends-on-assistant", f"added a user turn {CONTINUE!r} after the last assistant turn"))
-    if not any(message["role"] != "system" for message in paired):
-        # Only system text, or messages the repairs emptied: still a valid request. (A request with nothing
-        # at all is refused earlier, by the /chat pipeline.)
-        paired.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
-        repairs.append(Repair("no-conversation", f"added a user turn {CONTINUE!r}: nothing else was left to send"))
-    return Settled(system, paired), repairs
+    return [message for message in paired if not _only_reasoning(message, repairs)]
 
 
 def _only_reasoning(message: Message, repairs: list[Repair]) -> bool:
     """A turn that only thought is an aborted one: no provider takes a turn ending in reasoning."""
-    if message["role"] != "assistant" or any(part["type"] != "reasoning" for part in message["content"]):
+    if message["role"] != "assistant":
         return False
+    for part in message["content"]:  # a loop, not any(): no generator for each of thousands of turns
+        if part["type"] != "reasoning":
+            return False
     repairs.append(Repair("reasoning-only-turn", "dropped an assistant turn that holds nothing but reasoning"))
     return True
 

@@ -1,0 +1,210 @@
+"""``settle`` hands a conversation that already keeps its promises back as it is, without the repairing passes.
+
+Pinned here: the fast path gives exactly what the general path gives (messages, system text, repairs), on
+random histories and on their settled forms (where it is taken); and each broken promise sends a
+conversation down the general path.
+"""
+
+from collections.abc import Callable
+from typing import Any
+from unittest.mock import patch
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from app.engine.persisted import PersistedMessage
+from app.projections.types import Repair
+from app.providers import conversation
+from app.providers.conversation import CONTINUE, Settled, settle
+from app.providers.serializer import to_chat_messages
+from tests.builders import SIGNATURE, call_part, reasoning_part, result_part, text_part
+from tests.providers.projected import raw
+from tests.strategies import histories
+
+Chat = list[dict[str, Any]]
+A = result_part("c1", "A", tool_name="Read")
+B = result_part("c2", "B", tool_name="Grep")
+
+
+def generally(chat: Chat) -> tuple[Settled, list[Repair]]:
+    """``settle`` with the fast path switched off: every repairing pass runs."""
+    with patch.object(conversation, "_keeps_promises", return_value=False):
+        return settle(chat)  # type: ignore[arg-type]
+
+
+def assert_paths_agree(chat: Chat) -> None:
+    result, repairs = settle(chat)  # type: ignore[arg-type]
+    expected, expected_repairs = generally(chat)
+    assert result.system == expected.system
+    assert result.messages == expected.messages
+    assert repairs == expected_repairs
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=histories())
+def test_fast_path_settles_as_the_general_path_does(history: list[PersistedMessage]) -> None:
+    chat, _ = to_chat_messages(raw(*history), system="Be brief.")
+    assert_paths_agree(chat)  # type: ignore[arg-type]
+    # A settled conversation keeps its promises, so settling it again mostly takes the fast path.
+    once, _ = settle(chat)
+    again: Chat = ([{"role": "system", "content": once.system}] if once.system else []) + once.messages
+    assert_paths_agree(again)
+
+
+def settled_chat() -> Chat:
+    """A conversation that keeps every promise: reasoning, text and two calls answered in order, a note."""
+    return [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [text_part("read a and grep b")]},
+        {
+            "role": "assistant",
+            "content": [
+                reasoning_part("", signature=SIGNATURE),
+                text_part("reading"),
+                call_part("c1", "Read", {"path": "a"}),
+                call_part("c2", "Grep", {"pattern": "b"}),
+            ],
+        },
+        {"role": "tool", "content": [A, B]},
+        {"role": "system", "content": "Remember the plan."},
+        {"role": "assistant", "content": [reasoning_part("so", signature=SIGNATURE), text_part("done")]},
+        {"role": "user", "content": [text_part("thanks")]},
+    ]
+
+
+def test_a_settled_conversation_comes_back_as_it_is() -> None:
+    chat = settled_chat()
+    with patch.object(conversation, "_repaired", wraps=conversation._repaired) as general:
+        result, repairs = settle(chat)  # type: ignore[arg-type]
+    assert not general.called
+    assert repairs == []
+    assert result.system == "Be brief."
+    assert all(got is given for got, given in zip(result.messages, chat[1:], strict=True))
+
+
+def test_ending_on_an_assistant_turn_is_repaired_on_the_fast_path_too() -> None:
+    chat = settled_chat()[:-1]
+    with patch.object(conversation, "_repaired", wraps=conversation._repaired) as general:
+        result, repairs = settle(chat)  # type: ignore[arg-type]
+    assert not general.called
+    assert [repair.rule for repair in repairs] == ["ends-on-assistant"]
+    assert result.messages == [*chat[1:], {"role": "user", "content": [text_part(CONTINUE)]}]
+    assert_paths_agree(chat)
+
+
+def _set(index: int, **fields: Any) -> Callable[[Chat], None]:
+    def change(chat: Chat) -> None:
+        chat[index] = {**chat[index], **fields}
+
+    return change
+
+
+def _set_part(index: int, part: int, **fields: Any) -> Callable[[Chat], None]:
+    def change(chat: Chat) -> None:
+        content = list(chat[index]["content"])
+        content[part] = {**content[part], **fields}
+        chat[index] = {**chat[index], "content": content}
+
+    return change
+
+
+def _insert(index: int, *messages: dict[str, Any]) -> Callable[[Chat], None]:
+    def change(chat: Chat) -> None:
+        chat[index:index] = messages
+
+    return change
+
+
+def _results(*parts: dict[str, Any]) -> Callable[[Chat], None]:
+    return _set(3, content=list(parts))
+
+
+def _both(*changes: Callable[[Chat], None]) -> Callable[[Chat], None]:
+    def change(chat: Chat) -> None:
+        for each in changes:
+            each(chat)
+
+    return change
+
+
+def _no_results(chat: Chat) -> None:
+    del chat[3]
+
+
+def _split_results(chat: Chat) -> None:
+    chat[3:4] = [{"role": "tool", "content": [A]}, {"role": "tool", "content": [B]}]
+
+
+APPROVAL = {"type": "tool-approval-request", "approvalId": "a1", "toolCallId": "c1"}
+END = len(settled_chat())
+
+BROKEN_PROMISES: dict[str, tuple[Callable[[Chat], None], str | None]] = {
+    "whitespace-only text": (_set_part(1, 0, text=" \n"), "empty-text"),
+    "empty unsigned reasoning": (_set_part(5, 0, text="", providerOptions={}), "empty-reasoning"),
+    "a message without content": (_set(6, content=[]), "empty-message"),
+    "a blank system note": (_set(4, content="  "), "empty-message"),
+    "two assistant messages in a row": (
+        _insert(6, {"role": "assistant", "content": [text_part("more")]}),
+        "merged-assistant-turns",
+    ),
+    "a turn that only thinks": (_set(5, content=[reasoning_part("so", signature=SIGNATURE)]), "reasoning-only-turn"),
+    "a message between a call and its result": (
+        _insert(3, {"role": "user", "content": [text_part("hurry")]}),
+        "moved-after-tool-results",
+    ),
+    "a note between a call and its result": (
+        _insert(3, {"role": "system", "content": "note"}),
+        "moved-after-tool-results",
+    ),
+    "calls never answered": (_no_results, "interrupted-tool-call"),
+    "results in a user message": (_set(3, role="user"), "interrupted-tool-call"),
+    "a call left without its result": (_results(A), "interrupted-tool-call"),
+    "a result for no call in the turn": (_results(A, B, result_part("c9", "?")), "orphan-tool-result"),
+    "a second result for a call": (_results(A, B, A), "duplicate-tool-result"),
+    "a result under another call's id": (_results(A, {**B, "toolCallId": "c1"}), "duplicate-tool-result"),
+    "a result under another tool's name": (_results(A, {**B, "toolName": "Read"}), "tool-result-name"),
+    "a blank result": (_results(A, {**B, "output": {"type": "text", "value": " "}}), "empty-tool-result"),
+    "a tool message answering nothing": (
+        _insert(2, {"role": "tool", "content": [result_part("c0", "?")]}),
+        "orphan-tool-result",
+    ),
+    "a reused call id": (
+        _insert(
+            END,
+            {"role": "assistant", "content": [call_part("c1", "Read")]},
+            {"role": "tool", "content": [A]},
+            {"role": "user", "content": [text_part("ok")]},
+        ),
+        "duplicate-tool-call-id",
+    ),
+    "an empty call id": (
+        _both(_set_part(2, 2, toolCallId=""), _results({**A, "toolCallId": ""}, B)),
+        "duplicate-tool-call-id",
+    ),
+    "a string input": (_set_part(2, 2, input='{"path": "a"}'), "tool-input-string"),
+    "a non-object input": (_set_part(2, 2, input=[1]), "tool-input-object"),
+    "a blank tool name": (_set_part(2, 2, toolName=" "), "tool-name-empty"),
+    "an approval part": (_set(2, content=[*settled_chat()[2]["content"], APPROVAL]), "approval-folded"),
+    "calls in the last message": (
+        _insert(END, {"role": "assistant", "content": [call_part("c3", "Read")]}),
+        "interrupted-tool-call",
+    ),
+    # Repaired without a report: what comes out is still not what went in.
+    "results out of call order": (_results(B, A), None),
+    "results split over two tool messages": (_split_results, None),
+    "a tool message with more than role and content": (_set(3, providerOptions={"openai": {}}), None),
+}
+
+
+@pytest.mark.parametrize("broken", BROKEN_PROMISES)
+def test_each_broken_promise_takes_the_general_path(broken: str) -> None:
+    change, rule = BROKEN_PROMISES[broken]
+    chat = settled_chat()
+    change(chat)
+    with patch.object(conversation, "_repaired", wraps=conversation._repaired) as general:
+        result, repairs = settle(chat)  # type: ignore[arg-type]
+    assert general.called
+    if rule is None:
+        assert result.messages != chat[1:]
+    else:
+        assert rule in [repair.rule for repair in repairs]
