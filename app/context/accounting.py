@@ -14,8 +14,9 @@ Pure: engine messages, a window and a policy in, a serialisable report out.
 """
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import Any, Literal, assert_never
 
 from app.context.config import ThresholdPolicy
@@ -167,14 +168,14 @@ def account_context(
     assistant messages that do not name their model.
     """
     context = history_window(messages)
-    sent = [m for m in context.messages if sent_to_model(m, ctx)]
-    costs = {m.id: _costs(m, ctx) for m in sent}
-    sections = _sections(sent, costs, request_tokens)
-    anchor = _anchor(context, sent, ctx.model, run_models or {})
+    sections, candidates = _sections_and_candidates(context, ctx, request_tokens)
+    anchor = _anchor(candidates, ctx.model, run_models or {})
     if anchor is None:
         total, after = sections.total, sections.total
     else:
-        after = sum(sum(costs[m.id]) for m in sent if m.seq > anchor.seq)
+        anchor_seq = anchor.seq
+        newer = takewhile(lambda m: m.seq > anchor_seq, _newest_first(context.messages))
+        after = sum(model_tokens(m, ctx) for m in newer if sent_to_model(m, ctx))
         total = anchor.tokens + after
     threshold, due, reason = _decision(window, total, policy, max_output_tokens)
     return ContextReport(
@@ -204,18 +205,38 @@ def _decision(
 
 
 def _anchor(
-    context: HistoryWindow, sent: Sequence[EngineMessage], model: str | None, run_models: Mapping[str, str]
+    candidates: Sequence[EngineMessage], model: str | None, run_models: Mapping[str, str]
 ) -> UsageAnchor | None:
-    # Usage recorded before the newest boundary counted the history that compaction removed: stale.
-    after = context.boundary_seq if context.boundary_seq is not None else -math.inf
-    for message in sorted(sent, key=lambda m: m.seq, reverse=True):
-        if message.seq <= after or "usage" not in message.metadata:
-            # Without a usage record usage_tokens has nothing to return: most messages stop here.
-            continue
+    for message in _newest_first(candidates):
         tokens = usage_tokens(message, model, run_models)
         if tokens is not None:
             return UsageAnchor(message.id, message.seq, tokens)
     return None
+
+
+def _newest_first(messages: Sequence[EngineMessage]) -> Iterator[EngineMessage]:
+    """``sorted(messages, key=seq, reverse=True)``, lazily, for messages in window order (by seq after the head).
+
+    Only the newest messages are read (the usage anchor is usually the last answer), so the head, which may
+    be newer than the tail it heads (a summary), is merged in instead of sorting the whole window.
+    """
+    if not messages:
+        return
+    head: EngineMessage | None = messages[0]
+    end = len(messages)
+    while end > 1:
+        seq = messages[end - 1].seq
+        start = end - 1
+        while start > 1 and messages[start - 1].seq == seq:  # index 0, the head, is merged in below
+            start -= 1
+        if head is not None and head.seq >= seq:
+            # Given first, the head also comes first among equal seqs, as in a stable sort.
+            yield head
+            head = None
+        yield from messages[start:end]
+        end = start
+    if head is not None:
+        yield head
 
 
 def sent_to_model(message: EngineMessage, ctx: ProjectionContext = DEFAULT_CONTEXT) -> bool:
@@ -267,9 +288,20 @@ def pruned_tokens(message: EngineMessage) -> int:
     return _result_tokens(message, DEFAULT_CONTEXT, compacted=True)
 
 
-def _sections(
-    sent: Sequence[EngineMessage], costs: Mapping[str, tuple[int, int]], request_tokens: int
-) -> TokenSections:
+def _sections_and_candidates(
+    context: HistoryWindow, ctx: ProjectionContext, request_tokens: int
+) -> tuple[TokenSections, list[EngineMessage]]:
+    """Tokens per section of what the view sends, and the usage candidates (sent messages after the boundary
+    that hold a usage record), in window order: one pass over the window.
+
+    The common cases are costed inline exactly as ``_costs`` costs them (a stored estimate, an assistant
+    message without reasoning, a result that cannot be cut): a call per message was most of what a long
+    history cost here.
+    """
+    # Usage recorded before the newest boundary counted the history that compaction removed: stale.
+    stale_through = context.boundary_seq if context.boundary_seq is not None else -math.inf
+    limit = ctx.tool_result_soft_limit_chars
+    results_whole = ctx.include_tool_results
     totals: dict[Section, int] = {
         "system": max(request_tokens, 0),
         "summary": 0,
@@ -277,11 +309,39 @@ def _sections(
         "tool_results": 0,
         "reasoning": 0,
     }
-    for message in sent:
-        tokens, reasoning = costs[message.id]
-        totals[_SECTIONS[message.kind]] += tokens
-        totals["reasoning"] += reasoning
-    return TokenSections(**totals)
+    reasoning = 0
+    candidates: list[EngineMessage] = []
+    for message in context.messages:
+        kind = message.kind
+        metadata = message.metadata
+        if kind in _ALWAYS_SENT:
+            if metadata.get("eligibleForModelContext") is False:
+                continue
+        elif not sent_to_model(message, ctx):
+            continue
+        if "usage" in metadata and message.seq > stale_through:
+            candidates.append(message)
+        estimate = message.token_estimate
+        if kind in _STORED_COST:
+            totals[_SECTIONS[kind]] += estimate
+        elif kind in ASSISTANT_KINDS and (
+            isinstance(content := message.content, str) or (len(content) == 1 and content[0].get("type") != "reasoning")
+        ):
+            # A single text or tool-call part is the common answer; several parts are left to ``_costs``.
+            totals["messages"] += estimate
+        elif (
+            kind in _TOOL_RESULT
+            and results_whole
+            and (limit <= 0 or estimate * 4 <= limit)
+            and not metadata.get("compactedAt")
+        ):
+            totals["tool_results"] += estimate
+        else:
+            tokens, extra = _costs(message, ctx)
+            totals[_SECTIONS[kind]] += tokens
+            reasoning += extra
+    totals["reasoning"] = reasoning
+    return TokenSections(**totals), candidates
 
 
 def _section(kind: Kind) -> Section:
@@ -329,6 +389,9 @@ _ALWAYS_SENT: frozenset[Kind] = frozenset(
 
 _STORED_COST = frozenset(Kind) - ASSISTANT_KINDS - {Kind.TOOL_RESULT, Kind.BASH_EXECUTION}
 """The kinds ``_costs`` counts at their stored estimate (its last case)."""
+
+_TOOL_RESULT = frozenset({Kind.TOOL_RESULT})
+"""A set, for a loop over a whole window: reading an enum member costs a descriptor call each time."""
 
 
 def _costs(message: EngineMessage, ctx: ProjectionContext) -> tuple[int, int]:

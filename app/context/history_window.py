@@ -8,14 +8,15 @@ pruning all start here, so they agree with the model view about what the model s
 ``eligibleForModelContext`` are left for each caller to apply. Pure.
 """
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
-from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
-from app.projections.window import Compaction, select_window
+from app.projections.window import COMPACTION_KINDS, Compaction, select_window
 
-_NEVER_IN_ORDER = (Kind.COMPACT_BOUNDARY, Kind.COMPACT_SUMMARY)
+_SEQ = attrgetter("seq")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +41,27 @@ def history_window(messages: Sequence[EngineMessage]) -> HistoryWindow:
     ``messages``: a session's engine messages, or the store's slice of them (``seq >= window_start_seq``
     plus the linked summary), in any order; a message given twice counts once.
     """
+    ordered = _by_seq(messages)
+    # Boundaries and summaries are never in order (the applied summary goes first).
+    kept = [m for m in ordered if m.kind not in COMPACTION_KINDS]
+    # Without a boundary or a summary there is no compaction to look for: select_window's scan is spared.
+    window = select_window(ordered) if len(kept) < len(ordered) else None
+    if window is None:
+        return HistoryWindow(None, tuple(kept))
+    # ``kept`` is by seq, so the window's start is a bisection, not another pass.
+    start = bisect_left(kept, window.tail_start_seq, key=_SEQ)
+    return HistoryWindow(window.compaction, (window.compaction.summary, *kept[start:]))
+
+
+def _by_seq(messages: Sequence[EngineMessage]) -> Sequence[EngineMessage]:
+    """Each message once (the first given of an id), by seq, in a stable order.
+
+    The store's reads already come that way; checking so is much cheaper than the dict and the keyed sort.
+    """
+    seqs = [m.seq for m in messages]
+    if seqs == sorted(seqs) and len({m.id for m in messages}) == len(seqs):
+        return messages
     unique: dict[str, EngineMessage] = {}
     for message in messages:
         unique.setdefault(message.id, message)
-    ordered = sorted(unique.values(), key=lambda m: m.seq)
-    window = select_window(ordered)
-    if window is None:
-        return HistoryWindow(None, tuple(m for m in ordered if m.kind not in _NEVER_IN_ORDER))
-    after = tuple(m for m in ordered if m.seq >= window.tail_start_seq and m.kind not in _NEVER_IN_ORDER)
-    return HistoryWindow(window.compaction, (window.compaction.summary, *after))
+    return sorted(unique.values(), key=_SEQ)

@@ -1,11 +1,12 @@
 """Properties of accounting, compaction and pruning over messy histories (the shared strategies)."""
 
 from dataclasses import replace
+from itertools import accumulate
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.context.accounting import account_context
+from app.context.accounting import ContextReport, _costs, account_context, model_tokens, sent_to_model, usage_tokens
 from app.context.compaction import build_compaction, select_compaction
 from app.context.config import PrunePolicy, TailPolicy, ThresholdPolicy
 from app.context.errors import CompactionRefused
@@ -17,9 +18,10 @@ from app.engine.message import EngineMessage
 from app.engine.tokens import estimate_tokens
 from app.projections.model import project_model
 from app.projections.types import ProjectionContext
+from app.projections.window import COMPACTION_KINDS, select_window
+from tests.context.histories import MODEL, assistant, boundary, message, summary, usage, user
 from tests.context.histories import history as numbered
-from tests.context.histories import message
-from tests.strategies import engine_histories
+from tests.strategies import PROVIDER_MODELS, engine_histories
 
 SETTINGS = settings(max_examples=100, deadline=None)
 
@@ -118,3 +120,163 @@ def test_pruning_only_marks_old_unprotected_results_and_only_when_worth_it(messa
         assert id_ not in protected_ids
         assert all(p.get("toolName") != "Bash" for p in pruned.content if p.get("type") == "tool-result")
     assert plan.tokens_saved == 0 if not plan.message_ids else plan.tokens_saved >= minimum
+
+
+# The one-pass accounting and the fast history window against the way they were first written ---------------
+
+SECTION_OF = {
+    Kind.SYSTEM_NOTE: "system",
+    Kind.RUNTIME_REMINDER: "system",
+    Kind.AGENT_SWITCH_NOTE: "system",
+    Kind.COMPACT_BOUNDARY: "system",
+    Kind.COMPACT_SUMMARY: "summary",
+    Kind.HANDOFF_SUMMARY: "summary",
+    Kind.BRANCH_SUMMARY: "summary",
+    Kind.TOOL_RESULT: "toolResults",
+    Kind.TOOL_APPROVAL_RESPONSE: "toolResults",
+}
+"""Every other kind counts in ``messages``."""
+
+_ONE_IN_THREE = st.integers(0, 2)
+usages = st.one_of(
+    st.builds(lambda total: {"totalTokens": total}, st.integers(0, 5_000)),
+    st.builds(lambda i, o: {"inputTokens": i, "outputTokens": o}, st.integers(0, 3_000), st.integers(0, 300)),
+    st.just({}),
+)
+
+
+@st.composite
+def given_histories(draw: st.DrawFn) -> list[EngineMessage]:
+    """Histories whose assistant messages may carry usage, with some messages sharing a seq, some given twice
+    and the whole maybe shuffled: inputs the fast paths must treat exactly like the general ones."""
+    messages = [
+        replace(m, metadata={**m.metadata, "usage": draw(usages)})
+        if m.role == "assistant" and draw(st.integers(0, 3))
+        else m
+        for m in draw(histories)
+    ]
+    if draw(st.booleans()):
+        # Twins, other messages with the same seq: no store numbers so, but ties must still break the way a
+        # stable sort breaks them.
+        messages = [
+            given
+            for m in messages
+            for given in (
+                (m, replace(m, id=f"{m.id}-twin", metadata={**m.metadata, "usage": draw(usages)}))
+                if draw(_ONE_IN_THREE) == 0
+                else (m,)
+            )
+        ]
+    if messages and draw(st.booleans()):
+        twice = draw(st.sets(st.integers(0, len(messages) - 1), max_size=3))
+        messages = [given for i, m in enumerate(messages) for given in ((m, m) if i in twice else (m,))]
+    if draw(st.booleans()):
+        messages = draw(st.permutations(messages))
+    return messages
+
+
+contexts = st.builds(
+    ProjectionContext,
+    model=st.one_of(st.none(), st.sampled_from([model for _, model in PROVIDER_MODELS])),
+    provider=st.sampled_from([None, "anthropic", "openai"]),
+    include_reasoning=st.booleans(),
+    reasoning_fallback=st.sampled_from(["drop", "text"]),
+    include_tool_results=st.booleans(),
+    tool_result_soft_limit_chars=st.sampled_from([0, 40, 200, 50_000]),
+    inject_runtime_reminder=st.booleans(),
+)
+
+
+def reference_window(messages: list[EngineMessage]) -> list[EngineMessage]:
+    unique: dict[str, EngineMessage] = {}
+    for m in messages:
+        unique.setdefault(m.id, m)
+    ordered = sorted(unique.values(), key=lambda m: m.seq)
+    window = select_window(ordered)
+    if window is None:
+        return [m for m in ordered if m.kind not in COMPACTION_KINDS]
+    kept = [m for m in ordered if m.seq >= window.tail_start_seq and m.kind not in COMPACTION_KINDS]
+    return [window.compaction.summary, *kept]
+
+
+def counted(report: ContextReport) -> dict:
+    shown = report.as_dict()
+    return {key: shown[key] for key in ("sections", "usage", "tokensAfterUsage", "totalTokens")}
+
+
+def reference_report(messages: list[EngineMessage], ctx: ProjectionContext, request_tokens: int) -> dict:
+    """Each sent message costed on its own, the anchor found by sorting the sent messages by seq."""
+    window = history_window(messages)
+    sent = [m for m in window.messages if sent_to_model(m, ctx)]
+    sections = {"system": max(request_tokens, 0), "summary": 0, "messages": 0, "toolResults": 0, "reasoning": 0}
+    for m in sent:
+        tokens, reasoning = _costs(m, ctx)
+        sections[SECTION_OF.get(m.kind, "messages")] += tokens
+        sections["reasoning"] += reasoning
+    stale = window.boundary_seq
+    for m in sorted(sent, key=lambda m: m.seq, reverse=True):
+        tokens = usage_tokens(m, ctx.model, {}) if stale is None or m.seq > stale else None
+        if tokens is not None:
+            after = sum(model_tokens(n, ctx) for n in sent if n.seq > m.seq)
+            anchor = {"messageId": m.id, "tokens": tokens}
+            return {"sections": sections, "usage": anchor, "tokensAfterUsage": after, "totalTokens": tokens + after}
+    total = sum(sections.values())
+    return {"sections": sections, "usage": None, "tokensAfterUsage": total, "totalTokens": total}
+
+
+@SETTINGS
+@given(given_histories())
+def test_history_window_is_the_deduplicated_history_by_seq_whatever_order_it_comes_in(messages):
+    assert list(history_window(messages).messages) == reference_window(messages)
+
+
+@SETTINGS
+@given(given_histories(), contexts, st.integers(-5, 300), st.data())
+def test_accounting_matches_costing_each_sent_message_on_its_own(messages, ctx, request_tokens, data):
+    results = [m.token_estimate for m in messages if m.kind is Kind.TOOL_RESULT]
+    if results and data.draw(st.booleans()):
+        # Around four times a result's estimate, where it stops being a result that cannot be cut.
+        edge = 4 * data.draw(st.sampled_from(results)) + data.draw(st.sampled_from([-1, 0, 1]))
+        ctx = replace(ctx, tool_result_soft_limit_chars=edge)
+    report = account_context(
+        messages,
+        window=ContextWindow(None, "none"),
+        policy=ThresholdPolicy(),
+        ctx=ctx,
+        request_tokens=request_tokens,
+    )
+    assert counted(report) == reference_report(messages, ctx, request_tokens)
+
+
+@st.composite
+def answered_histories(draw: st.DrawFn) -> list[EngineMessage]:
+    """Users and answers whose usage counts or not, with seq ties, maybe compacted with a kept tail (the summary
+    then heads a window older than itself): where the usage anchor and the tokens after it are decided."""
+    built = [
+        user("next", tokens=draw(st.integers(0, 50)))
+        if draw(_ONE_IN_THREE) == 0
+        else assistant(
+            "ok",
+            tokens=draw(st.integers(0, 50)),
+            usage=usage(draw(st.integers(11, 900))),
+            finish=draw(st.sampled_from(["stop", "error"])),
+        )
+        for _ in range(draw(st.integers(1, 10)))
+    ]
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(built)))
+        through = f"m{draw(st.integers(1, at))}" if at and draw(st.booleans()) else None
+        built[at:at] = [boundary("b1", through=through), summary("b1", id="s1", tokens=draw(st.integers(0, 50)))]
+    messages = numbered(*built)
+    steps = draw(st.lists(st.integers(0, 2), min_size=len(messages) - 1, max_size=len(messages) - 1))
+    return [replace(m, seq=seq) for m, seq in zip(messages, accumulate(steps, initial=1), strict=True)]
+
+
+@SETTINGS
+@given(answered_histories(), st.integers(0, 300))
+def test_the_anchor_is_the_newest_usage_that_counts_and_of_equal_seqs_the_first_given(messages, request_tokens):
+    ctx = ProjectionContext(model=MODEL)
+    report = account_context(
+        messages, window=ContextWindow(None, "none"), policy=ThresholdPolicy(), ctx=ctx, request_tokens=request_tokens
+    )
+    assert counted(report) == reference_report(messages, ctx, request_tokens)
