@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from app.projections.types import Repair
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_SAFE_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 
 
 @dataclass(slots=True)
@@ -51,3 +52,16 @@ class ToolIdMap:
 
 def _fits(candidate: str, max_length: int) -> bool:
     return 0 < len(candidate) <= max_length and not _UNSAFE.search(candidate)
+
+
+def all_kept(ids: list[str], max_length: int) -> bool:
+    """Whether a ``ToolIdMap`` for ``max_length`` would keep every one of ``ids`` as it is: it does exactly when
+    each fits, since only a hashed id can take the text of another. Checked over the whole list at once (no
+    call per id), so a history of ids a provider issued itself costs next to nothing to check."""
+    joined = "".join(ids)
+    return (
+        joined.isascii()
+        and not joined.encode().translate(None, _SAFE_BYTES)
+        and "" not in ids
+        and max(map(len, ids), default=0) <= max_length
+    )

@@ -1,4 +1,7 @@
-from app.providers.tool_ids import ToolIdMap
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.providers.tool_ids import ToolIdMap, all_kept
 
 
 def test_an_id_that_fits_is_kept() -> None:
@@ -41,3 +44,9 @@ def test_an_id_equal_to_an_earlier_mapping_is_mapped_again() -> None:
     ids = ToolIdMap(64, "anthropic")
     mapped = ids("a.b")
     assert ids(mapped) != mapped
+
+
+@given(ids=st.lists(st.sampled_from(["call_1", "toolu_01AbC-d", "a.b", "a_b", "x" * 40, "x" * 41, "", "ü", "a b"])))
+def test_all_kept_is_true_exactly_when_the_map_keeps_every_id(ids: list[str]) -> None:
+    mapping = ToolIdMap(40, "openai")
+    assert all_kept(ids, 40) == all(mapping(original) == original for original in ids)
