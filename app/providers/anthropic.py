@@ -13,7 +13,7 @@ from app.projections.types import Repair
 from app.providers.conversation import NO_OUTPUT, START, Settled, wrap_system_note
 from app.providers.media import Media, read_media, unreadable
 from app.providers.tool_definitions import EMPTY_OBJECT_SCHEMA, ToolDefinition
-from app.providers.tool_ids import ToolIdMap
+from app.providers.tool_ids import ToolIdMap, all_kept
 from app.providers.tool_output import read_output
 
 DEFAULT_MAX_TOKENS = 4096
@@ -34,7 +34,7 @@ def to_anthropic(
     settled: Settled, *, model: str, tools: tuple[ToolDefinition, ...], max_output_tokens: int | None
 ) -> tuple[dict[str, Any], list[Repair]]:
     repairs: list[Repair] = []
-    ids = ToolIdMap(MAX_TOOL_USE_ID, "anthropic")
+    tool_ids: list[str] = []
     turns: list[dict[str, Any]] = []
     uses_tools = False
     pending_media: list[Media] = []
@@ -48,7 +48,7 @@ def to_anthropic(
             case "user":
                 _add(turns, "user", [_user_block(part, repairs) for part in message["content"]], repairs)
             case "assistant":
-                blocks, media = _assistant_blocks(message["content"], ids, repairs)
+                blocks = _assistant_blocks(message["content"], tool_ids, pending_media, repairs)
                 uses_tools = uses_tools or any(block["type"] == "tool_use" for block in blocks)
                 if blocks:
                     _add(turns, "assistant", blocks, repairs)
@@ -56,9 +56,8 @@ def to_anthropic(
                     repairs.append(
                         Repair("empty-message", "anthropic: dropped an assistant turn with nothing it can carry")
                     )
-                pending_media += media
             case "tool":
-                _add(turns, "user", [_tool_result(part, ids, repairs) for part in message["content"]], repairs)
+                _add(turns, "user", [_tool_result(part, tool_ids, repairs) for part in message["content"]], repairs)
         if pending_media and _next_role(settled.messages, index) != "tool":
             # After the tool results, never before them: tool_result blocks must open the user turn.
             repairs.append(Repair("media-moved", "anthropic: assistant media moved to the next user turn"))
@@ -85,7 +84,23 @@ def to_anthropic(
                 "tools-required", "anthropic: history has tool calls but no tools were given; added a placeholder tool"
             )
         )
-    return payload, repairs + ids.repairs()
+    return payload, repairs + _fit_tool_ids(turns, tool_ids)
+
+
+def _fit_tool_ids(turns: list[dict[str, Any]], given: list[str]) -> list[Repair]:
+    """The blocks carry tool ids as given (``given`` holds them all). When every one fits, a ``ToolIdMap`` keeps
+    each, so the payload stands as built; otherwise each id is mapped here in payload order, which is history
+    order, the order the map must see them in (it decides which of two clashing ids keeps its text)."""
+    if all_kept(given, MAX_TOOL_USE_ID):
+        return []
+    ids = ToolIdMap(MAX_TOOL_USE_ID, "anthropic")
+    for turn in turns:
+        for block in turn["content"]:
+            if block["type"] == "tool_use":
+                block["id"] = ids(block["id"])
+            elif block["type"] == "tool_result":
+                block["tool_use_id"] = ids(block["tool_use_id"])
+    return ids.repairs()
 
 
 def _next_role(messages: list[dict[str, Any]], index: int) -> str | None:
@@ -93,23 +108,46 @@ def _next_role(messages: list[dict[str, Any]], index: int) -> str | None:
 
 
 def _add(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]], repairs: list[Repair]) -> None:
-    """Append a turn, merging it into the previous one of the same role (roles must alternate)."""
+    """Append a turn, merging it into the previous one of the same role (roles must alternate). ``blocks`` is
+    always a list built for this call, so a new turn takes it as its content without a copy."""
     if turns and turns[-1]["role"] == role:
         # Text after tool results in one user turn is Anthropic's own shape, not a repair worth reporting.
         if turns[-1]["content"][0]["type"] != "tool_result":
             repairs.append(Repair("merged-turns", f"anthropic: merged consecutive {role} turns"))
         turns[-1]["content"].extend(blocks)
     else:
-        turns.append({"role": role, "content": list(blocks)})
+        turns.append({"role": role, "content": blocks})
 
 
 def _assistant_blocks(
-    parts: list[Any], ids: ToolIdMap, repairs: list[Repair]
-) -> tuple[list[dict[str, Any]], list[Media]]:
+    parts: list[Any], tool_ids: list[str], media: list[Media], repairs: list[Repair]
+) -> list[dict[str, Any]]:
+    """The turn's blocks in Anthropic's order (thinking, text, tool_use); its call ids go on ``tool_ids``, its
+    files on ``media`` (to be moved to the next user turn)."""
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        # The common turn, text then calls, is already in order and has nothing to repair: its blocks are
+        # built in one pass. Anything else takes the general path, which records the call ids seen so far
+        # again (harmless: ``tool_ids`` is only ever checked as a whole).
+        part_type = part["type"]
+        if part_type == "tool-call":
+            call_id = part["toolCallId"]
+            tool_ids.append(call_id)
+            blocks.append({"type": "tool_use", "id": call_id, "name": part["toolName"], "input": part["input"]})
+        elif part_type == "text" and (not blocks or blocks[-1]["type"] == "text"):
+            blocks.append({"type": "text", "text": part["text"]})
+        else:
+            return _ordered_assistant_blocks(parts, tool_ids, media, repairs)
+    return blocks
+
+
+def _ordered_assistant_blocks(
+    parts: list[Any], tool_ids: list[str], media: list[Media], repairs: list[Repair]
+) -> list[dict[str, Any]]:
+    """Any turn: blocks sorted into Anthropic's order, unsigned reasoning dropped, each repair reported."""
     thinking: list[dict[str, Any]] = []
     texts: list[dict[str, Any]] = []
     uses: list[dict[str, Any]] = []
-    media: list[Media] = []
     order_changed = False
     for part in parts:
         match part["type"]:
@@ -130,13 +168,9 @@ def _assistant_blocks(
             case "file":
                 media.append(read_media(part["data"], part["mediaType"], part.get("filename")))
             case "tool-call":
+                tool_ids.append(part["toolCallId"])
                 uses.append(
-                    {
-                        "type": "tool_use",
-                        "id": ids(part["toolCallId"]),
-                        "name": part["toolName"],
-                        "input": part["input"],
-                    }
+                    {"type": "tool_use", "id": part["toolCallId"], "name": part["toolName"], "input": part["input"]}
                 )
     if order_changed:
         repairs.append(Repair("assistant-block-order", "anthropic: thinking first, then text, then tool_use"))
@@ -147,8 +181,8 @@ def _assistant_blocks(
                 "anthropic: dropped an assistant turn that only thought (it cannot end on thinking)",
             )
         )
-        return [], media
-    return thinking + texts + uses, media
+        return []
+    return thinking + texts + uses
 
 
 def _thinking(part: dict[str, Any]) -> dict[str, Any] | None:
@@ -187,14 +221,15 @@ def _media_block(media: Media, repairs: list[Repair]) -> dict[str, Any]:
     return {"type": "text", "text": unreadable(media)}
 
 
-def _tool_result(part: dict[str, Any], ids: ToolIdMap, repairs: list[Repair]) -> dict[str, Any]:
+def _tool_result(part: dict[str, Any], tool_ids: list[str], repairs: list[Repair]) -> dict[str, Any]:
     raw = part["output"]
+    tool_use_id = part["toolCallId"]
+    tool_ids.append(tool_use_id)
     raw_type = raw.get("type")
     if raw_type == "text" or raw_type == "error-text":
         # The common text result, read as read_output would read it (one text item; an empty one is
         # "(no output)"), without building the general reading.
         text = str(raw.get("value"))
-        tool_use_id = ids(part["toolCallId"])
         if raw_type == "error-text":
             texts = [{"type": "text", "text": text}]
             return {"type": "tool_result", "tool_use_id": tool_use_id, "content": texts, "is_error": True}
@@ -204,7 +239,7 @@ def _tool_result(part: dict[str, Any], ids: ToolIdMap, repairs: list[Repair]) ->
             "content": [{"type": "text", "text": text or NO_OUTPUT}],
         }
     output = read_output(raw)
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ids(part["toolCallId"])}
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
     if output.is_error:
         # Error results carry text only; media are named in the text.
         block["content"] = [{"type": "text", "text": output.text}]
