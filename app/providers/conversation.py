@@ -42,15 +42,16 @@ class Settled:
 
 def settle(messages: Sequence[ChatMessage]) -> tuple[Settled, list[Repair]]:
     """The messages keeping the promises above. Messages that need no repair are passed on as they are, not
-    copied (the adapters never edit one in place); a conversation keeping every promise but how it ends
-    skips the repairing passes."""
+    copied (the adapters never edit one in place), and the repairing passes run only from the turn where the
+    first repair may be needed: most conversations keep every promise but how they end, and skip them."""
     repairs: list[Repair] = []
     system: str | None = None
     rest: list[Message] = list(messages)  # type: ignore[arg-type]
     if rest and rest[0]["role"] == "system":
         system = rest.pop(0)["content"].strip() or None
-    if not _keeps_promises(rest):
-        rest = _repaired(rest, repairs)
+    kept = _settled_prefix(rest)
+    if kept < len(rest):
+        rest = rest[:kept] + _repaired(rest[kept:], _call_ids(rest[:kept]), repairs)
     if rest and rest[-1]["role"] == "assistant":
         rest.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
         repairs.append(Repair("ends-on-assistant", f"added a user turn {CONTINUE!r} after the last assistant turn"))
@@ -62,61 +63,78 @@ def settle(messages: Sequence[ChatMessage]) -> tuple[Settled, list[Repair]]:
     return Settled(system, rest), repairs
 
 
-def _keeps_promises(messages: list[Message]) -> bool:
-    """Whether ``_repaired`` would hand ``messages`` back as they are and report nothing, checked in one pass
-    that builds nothing: most histories are settled already but for their ending, which ``settle`` sees to.
+def _settled_prefix(messages: list[Message]) -> int:
+    """How many leading messages the repairing passes would leave as they are, without a report: all of them
+    for most conversations. Checked in one pass that builds nothing.
 
-    Holds when every message is clean as it is, no assistant follows an assistant, no turn only thinks, each
-    turn's calls (non-empty ids, unused before) are answered by the next message alone: a tool message with
-    no other keys, one text result per call in call order under the call's id and tool name.
+    Messages pass while each is clean as it is, no assistant follows an assistant, no turn only thinks, and each
+    turn's calls (non-empty ids, not used before) are answered by the next message alone: a tool message with
+    no other keys and one text result per call, in call order, under the call's id and tool name. When one
+    fails, the prefix ends before the last assistant turn that is clean as it is and follows no assistant: that
+    turn stays a turn of its own, so nothing the repairs do after it (a merge, a late or duplicate result)
+    reaches back before it, and all they need to know of the prefix is its call ids.
     """
     used_ids: set[str] = set()
     calls: list[dict[str, Any]] = []  # the previous assistant's calls, which this message must answer
     previous_role = None
-    for message in messages:
+    cut = 0
+    for index, message in enumerate(messages):
         role = message["role"]
         content = message["content"]
         if calls:
             if role != "tool" or len(message) != 2 or len(content) != len(calls) or not _clean_as_is(content):
-                return False
+                return cut
             for result, call in zip(content, calls, strict=True):
                 if result["toolCallId"] != call["toolCallId"] or result["toolName"] != call["toolName"]:
-                    return False
+                    return cut
             calls = []
         elif role == "user":
             if not _clean_as_is(content):
-                return False
+                return cut
         elif role == "assistant":
             if previous_role == "assistant" or not _clean_as_is(content):
-                return False
+                return cut
+            cut = index
             only_reasoning = True
             for part in content:
                 kind = part["type"]
                 if kind == "tool-call":
                     call_id = part["toolCallId"]
                     if not call_id or call_id in used_ids:
-                        return False
+                        return cut
                     used_ids.add(call_id)
                     calls.append(part)
                 only_reasoning = only_reasoning and kind == "reasoning"
             if only_reasoning:
-                return False
+                return cut
         elif role == "system":
             if not content.strip():
-                return False
+                return cut
         else:
-            return False  # a tool message that answers no call, or a role settle does not know
+            return cut  # a tool message that answers no call, or a role settle does not know
         previous_role = role
-    return not calls
+    return cut if calls else len(messages)
 
 
-def _repaired(messages: list[Message], repairs: list[Repair]) -> list[Message]:
-    """Every repair but the ending ones; messages and parts are rebuilt, never edited in place."""
+def _call_ids(messages: list[Message]) -> set[str]:
+    """The ids of the calls in these assistant turns, which calls after them must not reuse."""
+    return {
+        part["toolCallId"]
+        for message in messages
+        if message["role"] == "assistant"
+        for part in message["content"]
+        if part["type"] == "tool-call"
+    }
+
+
+def _repaired(messages: list[Message], used_ids: set[str], repairs: list[Repair]) -> list[Message]:
+    """Every repair but the ending ones, for messages after a prefix whose calls use ``used_ids``; messages
+    and parts are rebuilt, never edited in place."""
     decisions = _approval_decisions(messages)
     cleaned = [message for message in (_clean(m, repairs) for m in messages) if message is not None]
     merged = _merge_assistant_turns(cleaned, repairs)
     # Dropping orphan results can leave two assistant turns side by side: join them again.
-    paired = _merge_assistant_turns(_pair_tool_calls(merged, decisions, repairs), repairs)
+    paired = _merge_assistant_turns(_pair_tool_calls(merged, decisions, used_ids, repairs), repairs)
     return [message for message in paired if not _only_reasoning(message, repairs)]
 
 
@@ -278,11 +296,14 @@ def _merge_assistant_turns(messages: list[Message], repairs: list[Repair]) -> li
 
 
 def _pair_tool_calls(
-    messages: list[Message], decisions: dict[str, tuple[bool, str | None]], repairs: list[Repair]
+    messages: list[Message],
+    decisions: dict[str, tuple[bool, str | None]],
+    used_ids: set[str],
+    repairs: list[Repair],
 ) -> list[Message]:
-    """Answer every call in the message right after its turn; drop results nobody asked for."""
+    """Answer every call in the message right after its turn; drop results nobody asked for. Call ids are
+    made unique against ``used_ids`` too (those of the messages before these), and added to it."""
     out: list[Message] = []
-    used_ids: set[str] = set()
     index = 0
     while index < len(messages):
         message = messages[index]

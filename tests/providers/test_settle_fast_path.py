@@ -1,8 +1,9 @@
-"""``settle`` hands a conversation that already keeps its promises back as it is, without the repairing passes.
+"""``settle`` hands a conversation that already keeps its promises back as it is, without the repairing passes,
+and runs them on any other only from the turn where the first repair may be needed.
 
-Pinned here: the fast path gives exactly what the general path gives (messages, system text, repairs), on
-random histories and on their settled forms (where it is taken); and each broken promise sends a
-conversation down the general path.
+Pinned here: this gives exactly what the repairing passes over the whole conversation give (messages, system
+text, repairs), on random histories, on their settled forms (where the passes are skipped) and on settled
+forms going on with random turns; and each broken promise sends the conversation through the passes.
 """
 
 from collections.abc import Callable
@@ -27,8 +28,8 @@ B = result_part("c2", "B", tool_name="Grep")
 
 
 def generally(chat: Chat) -> tuple[Settled, list[Repair]]:
-    """``settle`` with the fast path switched off: every repairing pass runs."""
-    with patch.object(conversation, "_keeps_promises", return_value=False):
+    """``settle`` vouching for no message: the repairing passes run over the whole conversation."""
+    with patch.object(conversation, "_settled_prefix", return_value=0):
         return settle(chat)  # type: ignore[arg-type]
 
 
@@ -40,15 +41,30 @@ def assert_paths_agree(chat: Chat) -> None:
     assert repairs == expected_repairs
 
 
+def chat_of(history: list[PersistedMessage]) -> Chat:
+    chat, _ = to_chat_messages(raw(*history))
+    return chat  # type: ignore[return-value]
+
+
+def settled_form(chat: Chat) -> Chat:
+    """What ``settle`` made of ``chat``, as a conversation again: it keeps its promises, so settling it
+    again mostly takes the fast path."""
+    result, _ = settle(chat)  # type: ignore[arg-type]
+    return ([{"role": "system", "content": result.system}] if result.system else []) + result.messages
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(history=histories())
-def test_fast_path_settles_as_the_general_path_does(history: list[PersistedMessage]) -> None:
-    chat, _ = to_chat_messages(raw(*history), system="Be brief.")
-    assert_paths_agree(chat)  # type: ignore[arg-type]
-    # A settled conversation keeps its promises, so settling it again mostly takes the fast path.
-    once, _ = settle(chat)
-    again: Chat = ([{"role": "system", "content": once.system}] if once.system else []) + once.messages
-    assert_paths_agree(again)
+@given(history=histories(), tail=histories(max_steps=6))
+def test_settle_gives_what_repairing_the_whole_conversation_gives(
+    history: list[PersistedMessage], tail: list[PersistedMessage]
+) -> None:
+    chat = [{"role": "system", "content": "Be brief."}, *chat_of(history)]
+    assert_paths_agree(chat)
+    assert_paths_agree(settled_form(chat))
+    # A settled conversation going on with anything (ids reused, results missing or late): repairs run only
+    # from the last turn that kept its promises, and must reach the same result.
+    assert_paths_agree(settled_form(chat) + chat_of(tail))
+    assert_paths_agree(settled_form(chat) + settled_form(chat_of(tail)))
 
 
 def settled_chat() -> Chat:
@@ -89,6 +105,17 @@ def test_ending_on_an_assistant_turn_is_repaired_on_the_fast_path_too() -> None:
     assert not general.called
     assert [repair.rule for repair in repairs] == ["ends-on-assistant"]
     assert result.messages == [*chat[1:], {"role": "user", "content": [text_part(CONTINUE)]}]
+    assert_paths_agree(chat)
+
+
+def test_a_broken_promise_in_the_last_turn_is_repaired_from_that_turn_on() -> None:
+    chat = [*settled_chat(), {"role": "assistant", "content": [call_part("c1", "Read")]}]
+    with patch.object(conversation, "_repaired", wraps=conversation._repaired) as general:
+        result, repairs = settle(chat)  # type: ignore[arg-type]
+    assert general.call_args.args[0] == chat[-1:]
+    # The earlier turns' call ids were known to the repairs all the same: the reused id is renamed.
+    assert [repair.rule for repair in repairs] == ["duplicate-tool-call-id", "interrupted-tool-call"]
+    assert result.messages[-2]["content"] == [{**call_part("c1", "Read"), "toolCallId": "c1_2"}]
     assert_paths_agree(chat)
 
 
@@ -197,7 +224,7 @@ BROKEN_PROMISES: dict[str, tuple[Callable[[Chat], None], str | None]] = {
 
 
 @pytest.mark.parametrize("broken", BROKEN_PROMISES)
-def test_each_broken_promise_takes_the_general_path(broken: str) -> None:
+def test_each_broken_promise_takes_the_repairing_passes(broken: str) -> None:
     change, rule = BROKEN_PROMISES[broken]
     chat = settled_chat()
     change(chat)
@@ -208,3 +235,4 @@ def test_each_broken_promise_takes_the_general_path(broken: str) -> None:
         assert result.messages != chat[1:]
     else:
         assert rule in [repair.rule for repair in repairs]
+    assert_paths_agree(chat)
