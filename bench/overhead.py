@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from app.main import create_app
 from app.settings import Settings
 from bench.dataset import write_session
-from bench.harness import TENANT, arguments, database, median, ms, raw_connection, verdict
+from bench.harness import TENANT, arguments, database, median, ms, raw_connection, reading_connection, verdict
 
 FLOOR_SQL = (
     "SELECT id, session_id, seq, role, kind, content, metadata, run_id, created_at, token_estimate"
@@ -33,9 +33,11 @@ def has_chat(app: FastAPI) -> bool:
 
 async def main(database_url: str | None, count: int, repeat: int) -> list[str]:
     async with database(database_url) as url:
-        connection = await raw_connection(url)
+        writer = await raw_connection(url)
         started = time.perf_counter()
-        await write_session(connection, "s10k", count)
+        await write_session(writer, "s10k", count)
+        await writer.close()
+        connection = await reading_connection(url)
         print(f"dataset: {count:,} messages written in {time.perf_counter() - started:.1f} s", flush=True)
         app = create_app(Settings(database_url=None, migrate_on_start=False, log_level="warning"), database_url=url)
         chat = has_chat(app)

@@ -39,22 +39,16 @@ def create_engine(url: str, settings: Settings) -> AsyncEngine:
     return engine
 
 
-def _jsonb_encoder(serialized: str) -> bytes:
-    # SQLAlchemy hands over text it already serialized (``json_serializer``); 1 is jsonb's binary version.
-    return b"\x01" + serialized.encode()
-
-
-def _jsonb_decoder(data: bytes) -> object:
-    return orjson.loads(memoryview(data)[1:])
-
-
 def _decode_jsonb_with_orjson(dbapi_connection: Any, _record: object) -> None:
-    """Replaces the dialect's jsonb codec (bytes, then ``str``, then a parse) with orjson straight from
-    the wire bytes: on a 10,000-message window that is 125 ms of fetch instead of 220 ms. Runs after the
-    dialect's own set-up, since it was registered later."""
+    """Replaces the dialect's jsonb codec with orjson called by asyncpg itself, in the text format: the
+    text arrives as one ``str`` and ``orjson.loads`` takes it with no Python call in between (the binary
+    format needs a wrapper to strip its version byte: about 10% slower on a 10,000-message window, measured
+    with both codecs on one database). SQLAlchemy hands over jsonb parameters already serialized
+    (``json_serializer``), so ``str`` passes them on as they are. Runs after the dialect's own set-up, since
+    it was registered later."""
     dbapi_connection.run_async(
         lambda connection: connection.set_type_codec(
-            "jsonb", schema="pg_catalog", encoder=_jsonb_encoder, decoder=_jsonb_decoder, format="binary"
+            "jsonb", schema="pg_catalog", encoder=str, decoder=orjson.loads, format="text"
         )
     )
 
