@@ -16,7 +16,6 @@ from app.context.accounting import ContextReport, account_context
 from app.context.model_server import ModelServerWindows
 from app.context.window import ContextWindow
 from app.engine.message import EngineMessage
-from app.engine.promotion import promote_all
 from app.engine.tokens import estimate_tokens
 from app.errors import NotFound
 from app.projections.types import ProjectionContext
@@ -56,14 +55,12 @@ async def load_session_window(
             if run is None:
                 raise NotFound(f"runId: run '{run_id}' does not exist in session '{session_id}'", field="runId")
         repository = MessageRepository(connection, tenant_id)
-        stored = (
+        messages = (
             await repository.model_window(session_id)
             if apply_compact_boundary
             else await repository.from_seq(session_id, FIRST_SEQ)
         )
         run_models = await runs.models(session_id)
-    with cycle_collection_paused():
-        messages = promote_all(stored)
     return SessionWindow(session, run, messages, run_models)
 
 

@@ -6,7 +6,8 @@ share this one function. Never reads the clock, the database or a provider forma
 content: promotion interprets a message, it does not change it.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from typing import Any, assert_never
 
 from app.engine.kinds import Kind, Role
@@ -71,38 +72,36 @@ def promote(message: PersistedMessage) -> EngineMessage:
 
 
 def promote_all(messages: Iterable[PersistedMessage]) -> list[EngineMessage]:
-    """Each message promoted, in order: one loop with its lookups hoisted, since every read promotes a
-    whole window (10,000 rows a request in bench.overhead)."""
+    """Each message promoted, in order."""
+    return promote_rows(map(_PERSISTED_FIELDS, messages))
+
+
+def promote_rows(rows: Iterable[Sequence[Any]]) -> list[EngineMessage]:
+    """Rows holding ``PersistedMessage``'s fields in declaration order, each promoted, in order, without a
+    ``PersistedMessage`` built for it: the store's reads hand over a whole window per request (10,000 rows in
+    bench.overhead), so this is one loop with its lookups hoisted and one object per row."""
     role_kinds = _ROLE_KINDS.get
     from_shape = _kind_from_shape
     engine_message = EngineMessage
     out: list[EngineMessage] = []
     append = out.append
-    for message in messages:
-        metadata = message.metadata
-        role = message.role
-        content = message.content
+    for id_, session_id, seq, role, content, created_at, metadata, run_id, token_estimate in rows:
         if metadata and "runtimeKind" in metadata:
             kind, note = infer_kind(role, content, metadata)
         else:
             kind, note = role_kinds(role) or from_shape(role, content), None
         append(
             engine_message(
-                message.id,
-                message.session_id,
-                message.seq,
-                role,
-                kind,
-                content,
-                message.created_at,
-                metadata,
-                message.run_id,
-                message.token_estimate,
-                note,
+                id_, session_id, seq, role, kind, content, created_at, metadata, run_id, token_estimate, note
             )
         )
     return out
 
+
+_PERSISTED_FIELDS = attrgetter(
+    "id", "session_id", "seq", "role", "content", "created_at", "metadata", "run_id", "token_estimate"
+)
+"""A ``PersistedMessage`` as the row ``promote_rows`` takes."""
 
 _ROLE_KINDS: dict[str, Kind] = {"system": Kind.SYSTEM_NOTE, "user": Kind.USER_INPUT}
 """The roles whose shape-inferred kind does not depend on content (``_kind_from_shape``'s first cases)."""

@@ -2,8 +2,9 @@
 
 Hot reads (a page, the model window) go straight to the asyncpg connection under the request's SQLAlchemy
 connection, with hand-written SQL: a 1,000-row window then costs one prepared statement and one tuple per
-row, not a compiled Core statement and a ``RowMapping`` per row. They still run inside the request's
-transaction (and its snapshot); writes stay on SQLAlchemy Core.
+row, not a compiled Core statement and a ``RowMapping`` per row, and the window's rows are promoted as they
+come (``promote_rows``: one ``EngineMessage`` per row, no ``PersistedMessage`` in between). They still run
+inside the request's transaction (and its snapshot); writes stay on SQLAlchemy Core.
 
 Ordering: an append first locks the session row (``SELECT ... FOR UPDATE``), so appends to one session run
 one at a time and ``seq`` is assigned gap-free in commit order; a reader paging with ``after=`` can never
@@ -20,8 +21,9 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.engine.kinds import Kind
+from app.engine.message import EngineMessage
 from app.engine.persisted import Content, PersistedMessage
-from app.engine.promotion import promote
+from app.engine.promotion import promote, promote_rows
 from app.projections.window import FIRST_SEQ, newest_complete_compaction, window_start_seq
 from app.store.metadata import merged_metadata
 from app.store.tables import messages, sessions
@@ -43,7 +45,7 @@ MESSAGE_COLUMNS = (
 # The SQL below is assembled from these constants only; every value is a bind parameter.
 _READ_COLUMNS = "id, session_id, seq, role, kind, content, metadata, run_id, created_at, token_estimate"
 _PERSISTED_COLUMNS = "id, session_id, seq, role, content, created_at, metadata, run_id, token_estimate"
-"""``PersistedMessage``'s fields in declaration order, so a row becomes one with a single positional call."""
+"""``PersistedMessage``'s fields in declaration order: the row ``promote_rows`` takes."""
 
 _SCOPE = "tenant_id = $1 AND session_id = $2"
 _PAGE_SQL = {
@@ -229,14 +231,14 @@ class MessageRepository:
             )
         return marked
 
-    async def by_kinds(self, session_id: str, kinds: tuple[Kind, ...]) -> list[PersistedMessage]:
+    async def by_kinds(self, session_id: str, kinds: tuple[Kind, ...]) -> list[EngineMessage]:
         """Every message of the given kinds, oldest first: one index range per kind."""
         rows = await (await self._driver()).fetch(
             _BY_KINDS_SQL, self._tenant, session_id, [str(kind) for kind in kinds]
         )
-        return [PersistedMessage(*row) for row in rows]
+        return promote_rows(rows)
 
-    async def model_window(self, session_id: str) -> list[PersistedMessage]:
+    async def model_window(self, session_id: str) -> list[EngineMessage]:
         """What the model view needs and no more: the newest complete compaction's summary, its kept tail
         and everything after its boundary; the whole session when it has never been compacted.
 
@@ -244,7 +246,7 @@ class MessageRepository:
         the window, not by the length of the history.
         """
         markers = await self.by_kinds(session_id, (Kind.COMPACT_BOUNDARY, Kind.COMPACT_SUMMARY))
-        compaction = newest_complete_compaction([promote(marker) for marker in markers])
+        compaction = newest_complete_compaction(markers)
         if compaction is None:
             return await self.from_seq(session_id, FIRST_SEQ)
         known = [*markers]
@@ -252,15 +254,14 @@ class MessageRepository:
         if isinstance(through_id, str) and through_id:
             through = await self.get(session_id, through_id)
             if through is not None:
-                known.append(to_persisted(through))
-        first_seq = window_start_seq([promote(message) for message in known]) or FIRST_SEQ
+                known.append(promote(to_persisted(through)))
+        first_seq = window_start_seq(known) or FIRST_SEQ
         window = await self.from_seq(session_id, first_seq)
         if compaction.summary.seq < first_seq:
-            summary = next(marker for marker in markers if marker.id == compaction.summary.id)
-            window.insert(0, summary)
+            window.insert(0, compaction.summary)
         return window
 
-    async def from_seq(self, session_id: str, first_seq: int) -> list[PersistedMessage]:
-        """Every message from ``first_seq`` on, oldest first."""
+    async def from_seq(self, session_id: str, first_seq: int) -> list[EngineMessage]:
+        """Every message from ``first_seq`` on, oldest first, promoted."""
         rows = await (await self._driver()).fetch(_FROM_SEQ_SQL, self._tenant, session_id, first_seq)
-        return [PersistedMessage(*row) for row in rows]
+        return promote_rows(rows)

@@ -4,7 +4,8 @@ import httpx
 from fastapi import FastAPI
 
 from app.api.auth import DEFAULT_TENANT
-from app.store.messages import MessageRepository
+from app.engine.promotion import promote
+from app.store.messages import MessageRepository, to_persisted
 from tests.api.wire import append, boundary, new_session, summary, tool_call, tool_result, user
 
 
@@ -56,3 +57,19 @@ async def test_window_never_starts_between_a_call_and_its_result(app: FastAPI, c
     body = (await client.get("/sessions/s1/projection", params={"view": "model"})).json()
     sources = [source for message in body["messages"] for source in message["sourceMessageIds"]]
     assert ("t2" in sources) == ("t1" in sources)
+
+
+async def test_window_messages_are_the_stored_rows_promoted_field_for_field(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """The window's rows go to promotion positionally: a column out of place would move a value into
+    another field, which this compares against the row read by name."""
+    await new_session(client)
+    await append(
+        client, "s1", user("q", id="m1"), tool_call("c1", "read", id="m2"), tool_result("c1", "read", "text", id="m3")
+    )
+    async with app.state.database.reading() as connection:
+        repository = MessageRepository(connection, DEFAULT_TENANT)
+        window = await repository.model_window("s1")
+        by_name = [promote(to_persisted(await repository.get("s1", message.id) or {})) for message in window]
+    assert window == by_name

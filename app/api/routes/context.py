@@ -22,7 +22,6 @@ from app.context import errors as context_errors
 from app.context.compaction import build_compaction, compact_transcript, select_compaction
 from app.context.pruning import compacted_at_patch, plan_prune
 from app.context.summarizer import Summarizer
-from app.engine.promotion import promote
 from app.errors import CompactionRefused, CompactionRunning, InvalidInput, MessageConflict, NotFound, SummarizerFailed
 from app.store.messages import MessageRepository
 from app.store.sessions import SessionRepository
@@ -81,7 +80,7 @@ async def compact(
         if session is None:
             raise NotFound(f"session '{session_id}' does not exist")
         repository = MessageRepository(connection, principal.tenant_id)
-        history = [promote(message) for message in await repository.model_window(session_id)]
+        history = await repository.model_window(session_id)
         provider, model = session_model(session, body.projection.provider, body.projection.model)
         ctx = body.projection.to_context(provider=provider, model=model)
         window = await request.app.state.model_windows.resolve(
@@ -154,7 +153,7 @@ async def prune(
         repository = MessageRepository(connection, principal.tenant_id)
         if await repository.lock_session(session_id) is None:
             raise NotFound(f"session '{session_id}' does not exist")
-        history = [promote(message) for message in await repository.model_window(session_id)]
+        history = await repository.model_window(session_id)
         plan = plan_prune(history, policy, body.projection.to_context())
         marked: list[str] = []
         if plan.applied and not body.dry_run:

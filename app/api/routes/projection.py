@@ -16,7 +16,7 @@ from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.paging import Walk, page_limit, read_walk
 from app.api.responses import OrjsonResponse
 from app.api.schemas import PathId, ProjectionOut, ProjectionQuery
-from app.engine.persisted import PersistedMessage
+from app.engine.message import EngineMessage
 from app.engine.promotion import promote_all
 from app.errors import NotFound
 from app.projections.markdown import render_markdown
@@ -52,8 +52,8 @@ def matches(if_none_match: str | None, etag: str) -> bool:
 
 async def window_for(
     repository: MessageRepository, session_id: PathId, query: ProjectionQuery, walk: Walk, page_size: int
-) -> tuple[list[PersistedMessage], bool | None]:
-    """The stored messages a view needs, and for paged views whether more lie beyond the page."""
+) -> tuple[list[EngineMessage], bool | None]:
+    """The messages a view needs, promoted, and for paged views whether more lie beyond the page."""
     if query.view in WINDOWED_VIEWS:
         if query.apply_compact_boundary:
             return await repository.model_window(session_id), None
@@ -61,7 +61,7 @@ async def window_for(
     rows, has_more = await repository.page(
         session_id, limit=page_size, after_seq=walk.after_seq, before_seq=walk.before_seq, backwards=walk.backwards
     )
-    return [to_persisted(row) for row in rows], has_more
+    return promote_all([to_persisted(row) for row in rows]), has_more
 
 
 @router.get(
@@ -98,23 +98,23 @@ async def get_projection(
         if matches(if_none_match, etag):
             return Response(status_code=304, headers=headers)
         repository = MessageRepository(connection, principal.tenant_id)
-        stored, has_more = await window_for(repository, session_id, query, walk, page_size)
+        messages, has_more = await window_for(repository, session_id, query, walk, page_size)
     # From here on nothing awaits: the build runs with the cycle collector paused (see its module), in a
     # function of its own so that everything it made but the response is freed before the collector resumes.
     with cycle_collection_paused():
-        return projection_response(query, session_id, session, stored, has_more, walk, headers)
+        return projection_response(query, session_id, session, messages, has_more, walk, headers)
 
 
 def projection_response(
     query: ProjectionQuery,
     session_id: str,
     session: dict[str, Any],
-    stored: list[PersistedMessage],
+    messages: list[EngineMessage],
     has_more: bool | None,
     walk: Walk,
     headers: dict[str, str],
 ) -> Response:
-    projection = project(query.view, promote_all(stored), query.to_context())
+    projection = project(query.view, messages, query.to_context())
     if query.view is View.EXPORT and query.format == "markdown":
         markdown = render_markdown(projection, title=session["title"])
         return Response(markdown, media_type="text/markdown; charset=utf-8", headers=headers)
@@ -125,6 +125,6 @@ def projection_response(
         "diagnostics": diagnostics_body(projection.diagnostics),
     }
     if has_more is not None:
-        body["nextCursor"] = walk.next_cursor([message.seq for message in stored])
+        body["nextCursor"] = walk.next_cursor([message.seq for message in messages])
         body["hasMore"] = has_more
     return OrjsonResponse(body, headers=headers)
