@@ -67,7 +67,9 @@ class Database:
     async def reading(self) -> AsyncIterator[AsyncConnection]:
         """A read-only snapshot: several reads in one request see the same committed state."""
         async with self.engine.connect() as connection:
-            await connection.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"))
+            # As execution options, the level goes into the BEGIN itself (one round trip, not BEGIN then
+            # SET TRANSACTION); the pool resets both when the connection goes back.
+            await connection.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
             yield connection
             await connection.rollback()
 

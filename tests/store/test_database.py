@@ -1,0 +1,38 @@
+"""The unit of work: what each kind of connection the store hands out may see and do."""
+
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.store.database import Database, create_engine
+from tests.conftest import settings_for_tests
+
+
+@pytest.fixture
+async def one_connection_database(database_url: str) -> AsyncIterator[Database]:
+    """A pool of exactly one connection, so every block below runs on the same server session."""
+    database = Database(create_engine(database_url, settings_for_tests(pool_size=1, pool_max_overflow=0)))
+    yield database
+    await database.dispose()
+
+
+async def transaction_characteristics(connection: AsyncConnection) -> tuple[str, str]:
+    isolation = (await connection.execute(text("SHOW transaction_isolation"))).scalar_one()
+    read_only = (await connection.execute(text("SHOW transaction_read_only"))).scalar_one()
+    return isolation, read_only
+
+
+async def test_a_read_is_one_repeatable_read_read_only_snapshot(one_connection_database: Database) -> None:
+    async with one_connection_database.reading() as connection:
+        assert await transaction_characteristics(connection) == ("repeatable read", "on")
+
+
+async def test_a_write_after_a_read_on_the_same_connection_is_read_committed_and_writable(
+    one_connection_database: Database,
+) -> None:
+    async with one_connection_database.reading() as connection:
+        await transaction_characteristics(connection)
+    async with one_connection_database.transaction() as connection:
+        assert await transaction_characteristics(connection) == ("read committed", "off")
