@@ -1,0 +1,112 @@
+"""Where a large ``POST /chat`` spends its time: each stage of the pipeline timed on its own.
+
+On the 10,000-message session of ``bench.overhead``, times the floor's fetch alone, the session read the
+route makes (``load_session_window``: snapshot, fetch, promotion), then each synchronous stage on that
+window, called as the route calls it: the model view, the serializer, ``settle``, the Anthropic adapter,
+the context accounting and the response encoding; and the whole request through the ASGI app. What the
+request costs beyond the sum of its stages is freeing what it built and HTTP handling. A diagnostic for
+target 2, not a target: medians, the stages interleaved so they see the same machine.
+"""
+
+import asyncio
+import gc
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import orjson
+from asgi_lifespan import LifespanManager
+
+from app.api.context_config import threshold_policy
+from app.api.model_context import load_session_window
+from app.context.accounting import account_context
+from app.context.window import ContextWindow
+from app.main import create_app
+from app.projections.projector import project
+from app.projections.types import ProjectionContext, View
+from app.providers.anthropic import to_anthropic
+from app.providers.conversation import settle
+from app.providers.serializer import to_chat_messages
+from app.settings import Settings
+from bench.dataset import write_session
+from bench.harness import TENANT, arguments, database, median, ms, raw_connection, reading_connection
+from bench.overhead import CHAT_BODY, FLOOR_SQL
+
+MODEL = CHAT_BODY["model"]
+
+
+def timed(action: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float, Any]:
+    """One call with the cycle collector paused, as the route runs its synchronous stages."""
+    gc.disable()
+    try:
+        started = time.perf_counter()
+        result = action(*args, **kwargs)
+        return time.perf_counter() - started, result
+    finally:
+        gc.enable()
+
+
+def stages(messages: list[Any], ctx: ProjectionContext, settings: Settings) -> dict[str, float]:
+    """Each synchronous stage of the route on one loaded window, in the route's order."""
+    figures: dict[str, float] = {}
+    figures["model view"], projection = timed(project, View.MODEL, messages, ctx)
+    figures["serializer"], (chat, _) = timed(to_chat_messages, projection.messages)
+    figures["settle"], (settled, _) = timed(settle, chat)
+    figures["anthropic adapter"], (payload, _) = timed(
+        to_anthropic, settled, model=MODEL, tools=(), max_output_tokens=None
+    )
+    window = ContextWindow(200_000, "default")
+    figures["context accounting"], _ = timed(
+        account_context, messages, window=window, policy=threshold_policy(settings), ctx=ctx
+    )
+    figures["encoding the payload"], _ = timed(orjson.dumps, payload)
+    return figures
+
+
+async def main(database_url: str | None, count: int, repeat: int) -> None:
+    async with database(database_url) as url:
+        writer = await raw_connection(url)
+        await write_session(writer, "s10k", count)
+        await writer.close()
+        connection = await reading_connection(url)
+        settings = Settings(database_url=None, migrate_on_start=False, log_level="warning")
+        app = create_app(settings, database_url=url)
+        ctx = ProjectionContext(provider=CHAT_BODY["provider"], model=MODEL)
+        timings: dict[str, list[float]] = {}
+        async with (
+            LifespanManager(app),
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=120) as http,
+        ):
+            for round_ in range(repeat + 2):
+                figures: dict[str, float] = {}
+                started = time.perf_counter()
+                rows = await connection.fetch(FLOOR_SQL, TENANT, "s10k")
+                figures["floor: fetch only"] = time.perf_counter() - started
+                del rows
+                started = time.perf_counter()
+                window = await load_session_window(app.state.database, TENANT, "s10k")
+                figures["session read (snapshot, fetch, promotion)"] = time.perf_counter() - started
+                figures |= stages(window.messages, ctx, settings)
+                del window
+                started = time.perf_counter()
+                response = await http.post("/chat", json=CHAT_BODY)
+                figures["POST /chat, the whole request"] = time.perf_counter() - started
+                response.raise_for_status()
+                if round_ >= 2:
+                    for name, seconds in figures.items():
+                        timings.setdefault(name, []).append(seconds)
+        await connection.close()
+    parts = [name for name in timings if not name.startswith(("floor", "POST"))]
+    for name, values in timings.items():
+        print(f"{name}: {ms(median(values))}")
+    whole = median(timings["POST /chat, the whole request"])
+    print(f"beyond the stages (freeing, HTTP): {ms(whole - sum(median(timings[name]) for name in parts))}")
+
+
+if __name__ == "__main__":
+    parser = arguments(__doc__ or "")
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=10)
+    options = parser.parse_args()
+    asyncio.run(main(options.database_url, options.messages, options.repeat))
