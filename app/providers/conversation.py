@@ -9,7 +9,8 @@ After ``settle`` the messages keep these promises, which the adapters rely on:
 - tool-call ids are unique across the conversation; inputs are JSON objects; tool names are non-empty;
 - approval parts are folded into the results they decided;
 - the conversation does not end on an assistant turn.
-Every change is reported as a ``Repair``. Nothing here knows a provider's format; it never chooses or trims
+Every change is reported as a ``Repair``, except reshaping that loses nothing: results given in several tool
+messages, or out of call order, become one tool message in call order. Nothing here knows a provider's format; it never chooses or trims
 history and never edits reasoning (signed blocks must reach the provider byte for byte).
 """
 
@@ -329,6 +330,7 @@ def _pair_tool_calls(
             if item["role"] != "tool":
                 others.append(item)
                 continue
+            _report_dropped_keys(item, repairs)
             if others:
                 repairs.append(
                     Repair(
@@ -363,6 +365,13 @@ def _pair_tool_calls(
             out.append({"role": "tool", "content": answers})
         out.extend(others)
     return out
+
+
+def _report_dropped_keys(message: Message, repairs: list[Repair]) -> None:
+    """A tool message is rebuilt from its results alone; anything else it carried does not go on."""
+    dropped = sorted(key for key in message if key not in ("role", "content"))
+    if dropped:
+        repairs.append(Repair("tool-message-keys", f"dropped {', '.join(dropped)} of a tool message"))
 
 
 def _open_slot(calls: list[tuple[str, str, str]], answered: dict[int, Any], call_id: str) -> int | None:

@@ -164,3 +164,29 @@ def test_a_turn_that_only_thought_is_dropped() -> None:
     messages, rules = settled(user("q"), reasoning("hmm, let me"), user("still there?"))
     assert [message["role"] for message in messages] == ["user", "user"]
     assert "reasoning-only-turn" in rules
+
+
+def test_keys_a_tool_message_loses_when_rebuilt_from_its_results_are_reported() -> None:
+    conversation = [
+        {"role": "user", "content": [text_part("go")]},
+        {"role": "assistant", "content": [call_part("c1", "Read")]},
+        {"role": "tool", "content": [result_part("c1", "ok")], "providerOptions": {"x": {"cache": True}}},
+    ]
+    result, repairs = settle(conversation)  # type: ignore[arg-type]
+    assert result.messages[2] == {"role": "tool", "content": [result_part("c1", "ok")]}
+    assert [(repair.rule, repair.detail) for repair in repairs] == [
+        ("tool-message-keys", "dropped providerOptions of a tool message")
+    ]
+
+
+def test_results_split_over_tool_messages_and_out_of_order_are_joined_in_call_order_without_a_repair() -> None:
+    conversation = [
+        {"role": "user", "content": [text_part("go")]},
+        {"role": "assistant", "content": [call_part("c1", "Read"), call_part("c2", "Read")]},
+        {"role": "tool", "content": [result_part("c2", "two")]},
+        {"role": "tool", "content": [result_part("c1", "one")]},
+        {"role": "user", "content": [text_part("next")]},
+    ]
+    result, repairs = settle(conversation)  # type: ignore[arg-type]
+    assert result.messages[2] == {"role": "tool", "content": [result_part("c1", "one"), result_part("c2", "two")]}
+    assert repairs == []
