@@ -81,7 +81,8 @@ def _file_tokens(part: dict[str, Any]) -> int:
 def _text_tokens(text: str) -> int:
     if text.isascii():
         return _from_bytes(len(text))
-    # surrogatepass: stored text may hold an unpaired surrogate, which must not break a write.
+    # surrogatepass: request text not yet cleaned (a /chat system prompt) may hold an unpaired surrogate,
+    # and counting it must not fail.
     return _from_bytes(len(text.encode("utf-8", "surrogatepass")))
 
 
