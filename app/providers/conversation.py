@@ -10,8 +10,9 @@ After ``settle`` the messages keep these promises, which the adapters rely on:
 - approval parts are folded into the results they decided;
 - the conversation does not end on an assistant turn.
 Every change is reported as a ``Repair``, except reshaping that loses nothing: results given in several tool
-messages, or out of call order, become one tool message in call order. Nothing here knows a provider's format; it never chooses or trims
-history and never edits reasoning (signed blocks must reach the provider byte for byte).
+messages, or out of call order, become one tool message in call order. Nothing here knows a provider's
+format; it never chooses or trims history and never edits reasoning (signed blocks must reach the provider
+byte for byte).
 """
 
 import json
