@@ -1,0 +1,17 @@
+"""The house style is checked where CI runs: ruff's lint rules and its formatting, as pyproject.toml sets them."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RUFF = Path(sys.executable).parent / "ruff"
+CHECKED = ("app", "tests", "bench", "alembic")
+
+
+@pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=["lint", "format"])
+def test_code_is_ruff_clean(command: list[str]) -> None:
+    result = subprocess.run([str(RUFF), *command, *CHECKED], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
