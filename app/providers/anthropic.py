@@ -11,7 +11,7 @@ from typing import Any
 
 from app.projections.types import Repair
 from app.providers.conversation import NO_OUTPUT, START, Settled, wrap_system_note
-from app.providers.media import Media, read_media, unreadable
+from app.providers.media import Media, part_media, unreadable
 from app.providers.tool_definitions import EMPTY_OBJECT_SCHEMA, ToolDefinition
 from app.providers.tool_ids import ToolIdMap, all_kept
 from app.providers.tool_output import read_output
@@ -166,7 +166,7 @@ def _ordered_assistant_blocks(
                 order_changed = order_changed or bool(uses)
                 texts.append({"type": "text", "text": part["text"]})
             case "file":
-                media.append(read_media(part["data"], part["mediaType"], part.get("filename")))
+                media.append(part_media(part))
             case "tool-call":
                 tool_ids.append(part["toolCallId"])
                 uses.append(
@@ -195,13 +195,9 @@ def _thinking(part: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _user_block(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
-    match part["type"]:
-        case "text":
-            return {"type": "text", "text": part["text"]}
-        case "image":
-            return _media_block(read_media(part["image"], part.get("mediaType"), image=True), repairs)
-        case _:
-            return _media_block(read_media(part["data"], part["mediaType"], part.get("filename")), repairs)
+    if part["type"] == "text":
+        return {"type": "text", "text": part["text"]}
+    return _media_block(part_media(part), repairs)
 
 
 def _media_block(media: Media, repairs: list[Repair]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from app.projections.types import Repair
 from app.providers.conversation import START, Settled, wrap_system_note
-from app.providers.media import Media, read_media, unreadable
+from app.providers.media import Media, part_media, unreadable
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
 from app.providers.tool_output import read_output
@@ -102,7 +102,7 @@ def _model_parts(
                     continue
                 out.append({"text": part["text"], "thought": True, "thoughtSignature": signature})
             case "file":
-                out.append(_media_part(read_media(part["data"], part["mediaType"], part.get("filename")), repairs))
+                out.append(_media_part(part_media(part), repairs))
             case "tool-call":
                 call: dict[str, Any] = {
                     "functionCall": {"name": part["toolName"], "args": part["input"], "id": ids(part["toolCallId"])}
@@ -128,13 +128,9 @@ def is_base64(value: object) -> bool:
 
 
 def _user_part(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
-    match part["type"]:
-        case "text":
-            return {"text": part["text"]}
-        case "image":
-            return _media_part(read_media(part["image"], part.get("mediaType"), image=True), repairs)
-        case _:
-            return _media_part(read_media(part["data"], part["mediaType"], part.get("filename")), repairs)
+    if part["type"] == "text":
+        return {"text": part["text"]}
+    return _media_part(part_media(part), repairs)
 
 
 def _media_part(media: Media, repairs: list[Repair]) -> dict[str, Any]:

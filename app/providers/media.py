@@ -6,6 +6,7 @@ raw base64 plus a media type for Anthropic and Gemini). Never fetches a URL and 
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 _DATA_URL = re.compile(r"^data:(?P<type>[\w.+-]+/[\w.+-]+)?(?P<params>(;[^,;]*)*?);base64,(?P<data>.*)$", re.S)
 
@@ -64,6 +65,13 @@ def read_media(data: str, media_type: str | None, filename: str | None = None, *
     if stripped.startswith(("http://", "https://")):
         return Media(media_type or _from_extension(stripped, fallback), url=stripped, filename=filename)
     return Media(media_type or sniff(stripped, fallback), base64=stripped, filename=filename)
+
+
+def part_media(part: dict[str, Any]) -> Media:
+    """The medium of an image or a file part (AI SDK shape), for every adapter that sends one."""
+    if part["type"] == "image":
+        return read_media(part["image"], part.get("mediaType"), image=True)
+    return read_media(part["data"], part["mediaType"], part.get("filename"))
 
 
 def sniff(base64: str, fallback: str = "application/octet-stream") -> str:

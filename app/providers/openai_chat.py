@@ -12,7 +12,7 @@ from typing import Any
 
 from app.projections.types import Repair
 from app.providers.conversation import Settled
-from app.providers.media import Media, read_media, unreadable
+from app.providers.media import Media, part_media, unreadable
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
 from app.providers.tool_output import read_output
@@ -71,7 +71,7 @@ def _assistant(parts: list[Any], ids: ToolIdMap, repairs: list[Repair]) -> tuple
             case "reasoning":
                 repairs.append(Repair("reasoning-dropped", "openai: Chat Completions takes no reasoning back"))
             case "file":
-                media.append(read_media(part["data"], part["mediaType"], part.get("filename")))
+                media.append(part_media(part))
                 repairs.append(Repair("media-moved", "openai: assistant media moved to a user message"))
             case "tool-call":
                 arguments = json.dumps(part["input"], ensure_ascii=False)
@@ -89,13 +89,9 @@ def _assistant(parts: list[Any], ids: ToolIdMap, repairs: list[Repair]) -> tuple
 
 
 def _user_part(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
-    match part["type"]:
-        case "text":
-            return {"type": "text", "text": part["text"]}
-        case "image":
-            return _media_part(read_media(part["image"], part.get("mediaType"), image=True), repairs)
-        case _:
-            return _media_part(read_media(part["data"], part["mediaType"], part.get("filename")), repairs)
+    if part["type"] == "text":
+        return {"type": "text", "text": part["text"]}
+    return _media_part(part_media(part), repairs)
 
 
 def _media_part(media: Media, repairs: list[Repair]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from app.projections.types import ProjectedMessage, Repair
 from app.providers.chat_message import PART_KEYS, ROLE_PARTS, ChatMessage, SystemChatMessage
-from app.providers.media import read_media
+from app.providers.media import part_media
 from app.providers.surrogates import clean_text
 
 _REQUIRED_STRINGS: dict[str, tuple[str, ...]] = {
@@ -137,7 +137,7 @@ def _fit(parts: list[dict[str, Any]], role: str, ids: tuple[str, ...], repairs: 
     fitted = []
     for part in parts:
         if role == "assistant" and part["type"] == "image":
-            media = read_media(part["image"], part.get("mediaType"), image=True)
+            media = part_media(part)
             file_part = {"type": "file", "data": part["image"], "mediaType": media.media_type}
             repairs.append(Repair("assistant-image-as-file", "an assistant image is sent as a file part", ids))
             fitted.append(file_part)
