@@ -14,9 +14,9 @@ Pure: engine messages, a window and a policy in, a serialisable report out.
 """
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import takewhile
+from operator import attrgetter
 from typing import Any, Literal, assert_never
 
 from app.context.config import ThresholdPolicy
@@ -174,8 +174,7 @@ def account_context(
         total, after = sections.total, sections.total
     else:
         anchor_seq = anchor.seq
-        newer = takewhile(lambda m: m.seq > anchor_seq, _newest_first(context.messages))
-        after = sum(model_tokens(m, ctx) for m in newer if sent_to_model(m, ctx))
+        after = sum(model_tokens(m, ctx) for m in context.messages if m.seq > anchor_seq and sent_to_model(m, ctx))
         total = anchor.tokens + after
     threshold, due, reason = _decision(window, total, policy, max_output_tokens)
     return ContextReport(
@@ -207,36 +206,12 @@ def _decision(
 def _anchor(
     candidates: Sequence[EngineMessage], model: str | None, run_models: Mapping[str, str]
 ) -> UsageAnchor | None:
-    for message in _newest_first(candidates):
+    # Newest first; the sort is stable, so among equal seqs the one given first is tried first.
+    for message in sorted(candidates, key=_SEQ, reverse=True):
         tokens = usage_tokens(message, model, run_models)
         if tokens is not None:
             return UsageAnchor(message.id, message.seq, tokens)
     return None
-
-
-def _newest_first(messages: Sequence[EngineMessage]) -> Iterator[EngineMessage]:
-    """``sorted(messages, key=seq, reverse=True)``, lazily, for messages in window order (by seq after the head).
-
-    Only the newest messages are read (the usage anchor is usually the last answer), so the head, which may
-    be newer than the tail it heads (a summary), is merged in instead of sorting the whole window.
-    """
-    if not messages:
-        return
-    head: EngineMessage | None = messages[0]
-    end = len(messages)
-    while end > 1:
-        seq = messages[end - 1].seq
-        start = end - 1
-        while start > 1 and messages[start - 1].seq == seq:  # index 0, the head, is merged in below
-            start -= 1
-        if head is not None and head.seq >= seq:
-            # Given first, the head also comes first among equal seqs, as in a stable sort.
-            yield head
-            head = None
-        yield from messages[start:end]
-        end = start
-    if head is not None:
-        yield head
 
 
 def sent_to_model(message: EngineMessage, ctx: ProjectionContext = DEFAULT_CONTEXT) -> bool:
@@ -389,6 +364,8 @@ _ALWAYS_SENT: frozenset[Kind] = frozenset(
 
 _STORED_COST = frozenset(Kind) - ASSISTANT_KINDS - {Kind.TOOL_RESULT, Kind.BASH_EXECUTION}
 """The kinds ``_costs`` counts at their stored estimate (its last case)."""
+
+_SEQ = attrgetter("seq")
 
 _TOOL_RESULT = frozenset({Kind.TOOL_RESULT})
 """A set, for a loop over a whole window: reading an enum member costs a descriptor call each time."""
