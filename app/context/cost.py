@@ -1,11 +1,14 @@
 """What a message, a run and a session cost, priced from stored usage by the model catalog.
 
 Stored usage counts the way Anthropic reports it: ``inputTokens`` are the prompt tokens neither read from
-nor written to the cache, ``cacheReadTokens`` and ``cacheWriteTokens`` the rest of the prompt, so the four
-counts are disjoint and ``totalTokens`` is their sum. OpenAI counts the cached part inside
-``prompt_tokens`` (``prompt_tokens_details.cached_tokens``) and Gemini inside ``promptTokenCount``
+nor written to the cache, ``cacheReadTokens`` and ``cacheWriteTokens`` the rest of the prompt, and
+``outputTokens`` everything billed as output, reasoning included; the four counts are disjoint and
+``totalTokens`` is their sum. OpenAI counts the cached part inside ``prompt_tokens``
+(``prompt_tokens_details.cached_tokens``) and Gemini inside ``promptTokenCount``
 (``cachedContentTokenCount``): whoever stores their usage subtracts it from the input first, or the cached
-tokens would be paid twice here.
+tokens would be paid twice here. Gemini's ``thoughtsTokenCount`` and opencode's ``tokens.reasoning`` sit
+beside the output count instead of inside it: a writer adds them to ``outputTokens``. A separate
+``reasoningTokens`` is read as the part of the output it is, never added again.
 
 Each part is priced at its own rate: cache reads at the catalog's cache-read rate, cache writes at its
 (five-minute) write rate, and a part the catalog gives no rate of its own at the input rate, as the catalog
