@@ -110,6 +110,10 @@ def test_stored_usage_is_read_in_the_stored_convention() -> None:
     assert token_usage({**stored, "totalTokens": 71_796}) == token_usage(stored)
 
 
+def test_reasoning_tokens_are_a_part_of_the_output_never_added_again() -> None:
+    assert token_usage({"outputTokens": 900, "reasoningTokens": 600}) == TokenUsage(output=900)
+
+
 @pytest.mark.parametrize(
     "stored",
     [None, "100", [], {}, {"inputTokens": 0, "outputTokens": 0}, {"inputTokens": True, "outputTokens": -5}],
