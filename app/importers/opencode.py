@@ -180,7 +180,7 @@ class _Builder:
                     self._skip(number, part, reason)
         metadata = self._answer_metadata(info, finish, last=last)
         if info.get("summary") is True:
-            self._summary(number, step_id, info, content, metadata)
+            self._summary(number, step_id, info, content)
         else:
             self.messages.append(ImportedMessage(step_id, "assistant", content, metadata, created))
         if results:
@@ -245,9 +245,9 @@ class _Builder:
             metadata["error"] = {k: error[k] for k in ("name", "data") if k in error}
         return metadata
 
-    def _summary(
-        self, number: int, step_id: str, info: dict[str, Any], content: list[dict[str, Any]], metadata: dict[str, Any]
-    ) -> None:
+    def _summary(self, number: int, step_id: str, info: dict[str, Any], content: list[dict[str, Any]]) -> None:
+        """The summary stays a summary: the usage of the request that wrote it is not this session's context
+        (the window accounting would take it for one), so only opencode's own facts are kept."""
         created = from_epoch_ms(as_object(info.get("time")).get("created"))
         parent = info.get("parentID")
         boundary = self.boundaries.get(parent) if isinstance(parent, str) else None
@@ -262,7 +262,11 @@ class _Builder:
                 Repair(number, boundary, "summary without its compaction request: boundary made")
             )
         text = "\n".join(part["text"] for part in content if part["type"] == "text")
-        metadata.update(runtimeKind=Kind.COMPACT_SUMMARY.value, summaryForBoundaryId=boundary)
+        metadata = {
+            "runtimeKind": Kind.COMPACT_SUMMARY.value,
+            "summaryForBoundaryId": boundary,
+            "opencode": _message_facts(info),
+        }
         self.messages.append(ImportedMessage(step_id, "user", text, metadata, created))
 
     def _skip(self, number: int, part: dict[str, Any], reason: str) -> None:

@@ -121,7 +121,7 @@ def _header(records: list[Record], options: ImportOptions) -> dict[str, Any]:
 
 
 def _entries(records: list[Record], header: dict[str, Any], report: ImportReport) -> list[_Entry]:
-    tree = isinstance(header.get("version"), int) and header["version"] >= 2
+    tree = _is_tree(records, header)
     entries: list[_Entry] = []
     previous: str | None = None
     for position, record in enumerate(records):
@@ -202,7 +202,7 @@ class _Builder:
             case "message":
                 self._message(entry, value["message"])
             case "compaction":
-                self._compaction(entry, value.get("summary"), _first_kept(value, self.header))
+                self._compaction(entry, value.get("summary"), _first_kept(value))
             case "branch_summary":
                 self._branch_summary(entry, entry.key, value)
             case "custom_message":
@@ -352,14 +352,20 @@ def _branch_ids(branch: list[_Entry]) -> tuple[str, ...]:
     return tuple(ids)
 
 
-def _first_kept(value: dict[str, Any], header: dict[str, Any]) -> str | None:
+def _first_kept(value: dict[str, Any]) -> str | None:
     kept = value.get("firstKeptEntryId")
     if isinstance(kept, str):
         return kept
     index = value.get("firstKeptEntryIndex")
-    if isinstance(index, int) and not (isinstance(header.get("version"), int) and header["version"] >= 2):
-        return f"e{index}"
-    return None
+    return f"e{index}" if isinstance(index, int) else None
+
+
+def _is_tree(records: list[Record], header: dict[str, Any]) -> bool:
+    """Version 2 and later link entries by id; a file without a version still does if its entries do."""
+    version = header.get("version")
+    if isinstance(version, int):
+        return version >= 2
+    return any(isinstance(r.value, dict) and "parentId" in r.value for r in records)
 
 
 def _user_content(content: Any) -> Content:
