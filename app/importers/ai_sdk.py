@@ -12,10 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.engine.kinds import ROLES
-from app.importers.imported import ImportedMessage, ImportedSession, ImportReport, ImportResult, Repair, Skipped
+from app.importers.imported import ImportedMessage, ImportResult, Repair, Skipped
 from app.importers.options import ImportOptions
-from app.importers.pairing import unpaired
-from app.importers.request_body import SYSTEM_ID, message_id, read_request, session_id
+from app.importers.request_body import RequestImport, message_id
 
 FORMAT = "ai-sdk"
 PART_KEYS: Mapping[str, frozenset[str]] = {
@@ -34,12 +33,9 @@ PART_KEYS: Mapping[str, frozenset[str]] = {
 
 
 def parse(data: bytes, options: ImportOptions) -> ImportResult:
-    body = read_request(data)
-    report = ImportReport(FORMAT)
-    messages: list[ImportedMessage] = []
-    if isinstance(body.system, str) and body.system:
-        messages.append(ImportedMessage(SYSTEM_ID, "system", body.system, {}, None))
-    for number, raw in enumerate(body.messages, start=1):
+    reading = RequestImport.start(FORMAT, data, options)
+    messages, report = reading.messages, reading.report
+    for number, raw in enumerate(reading.body.messages, start=1):
         role = raw.get("role") if isinstance(raw, dict) else None
         if role not in ROLES or not isinstance(raw, dict):
             report.invalid.append(Skipped(number, f"not a ModelMessage (role {role!r})"))
@@ -54,17 +50,7 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
             notes.append("the message's providerOptions left out (the append schema holds them on parts only)")
         messages.append(ImportedMessage(mid, role, content, {}, None))
         report.repairs.extend(Repair(number, mid, note) for note in notes)
-    options.refuse_invalid(report)
-    report.unanswered_calls, report.orphan_results = unpaired(messages)
-    session = ImportedSession(
-        id=session_id(FORMAT, body, options),
-        title=None,
-        model=body.model,
-        metadata={"source": FORMAT},
-        messages=messages,
-        settled=len(messages),
-    )
-    return ImportResult([session], report)
+    return reading.finish(reading.body.model)
 
 
 def _part(item: Any, notes: list[str]) -> dict[str, Any] | None:

@@ -10,23 +10,18 @@ calls and results.
 from typing import Any
 
 from app.importers import anthropic_blocks
-from app.importers.imported import ImportedMessage, ImportedSession, ImportReport, ImportResult, Repair, Skipped
+from app.importers.imported import ImportedMessage, ImportResult, Repair, Skipped
 from app.importers.options import ImportOptions
-from app.importers.pairing import unpaired
-from app.importers.request_body import SYSTEM_ID, message_id, read_request, session_id
+from app.importers.request_body import RequestImport, message_id
 
 FORMAT = "anthropic-messages"
 
 
 def parse(data: bytes, options: ImportOptions) -> ImportResult:
-    body = read_request(data)
-    report = ImportReport(FORMAT)
-    messages: list[ImportedMessage] = []
-    system = anthropic_blocks.block_text(body.system)
-    if system:
-        messages.append(ImportedMessage(SYSTEM_ID, "system", system, {}, None))
+    reading = RequestImport.start(FORMAT, data, options, anthropic_blocks.block_text)
+    messages, report = reading.messages, reading.report
     tool_names: dict[str, str] = {}
-    for number, raw in enumerate(body.messages, start=1):
+    for number, raw in enumerate(reading.body.messages, start=1):
         role = raw.get("role") if isinstance(raw, dict) else None
         mid = message_id(number)
         notes: list[str] = []
@@ -39,17 +34,8 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
             case _:
                 report.invalid.append(Skipped(number, f"not a Messages API message (role {role!r})"))
         report.repairs.extend(Repair(number, mid, note) for note in notes)
-    options.refuse_invalid(report)
-    report.unanswered_calls, report.orphan_results = unpaired(messages)
-    session = ImportedSession(
-        id=session_id(FORMAT, body, options),
-        title=None,
-        model=f"{anthropic_blocks.ANTHROPIC}/{body.model}" if body.model else None,
-        metadata={"source": FORMAT},
-        messages=messages,
-        settled=len(messages),
-    )
-    return ImportResult([session], report)
+    model = reading.body.model
+    return reading.finish(f"{anthropic_blocks.ANTHROPIC}/{model}" if model else None)
 
 
 def _user(mid: str, content: Any, tool_names: dict[str, str], notes: list[str]) -> list[ImportedMessage]:

@@ -39,7 +39,7 @@ from app.importers.imported import (
 )
 from app.importers.options import ImportOptions
 from app.importers.pairing import unpaired
-from app.importers.reading import Record, read_records
+from app.importers.reading import Record, read_records, report_of
 from app.importers.timestamps import from_iso
 from app.importers.untyped import as_object
 
@@ -55,8 +55,6 @@ NOT_MESSAGES: dict[str, str] = {
     "ai-title": "a title for the session",
     "custom-title": "a title for the session",
     "permission-mode": "session setting (kept in the session's metadata)",
-    "agent-name": "session setting",
-    "tag": "session tag",
 }
 """Known records that are not messages, and why they are not imported as messages."""
 ENVELOPE = frozenset(
@@ -87,9 +85,7 @@ cannot tell: some versions write the final one on every line of the answer, othe
 
 def parse(data: bytes, options: ImportOptions) -> ImportResult:
     reading = read_records(data)
-    report = ImportReport(FORMAT, invalid=list(reading.invalid))
-    if reading.torn_tail is not None:
-        report.skipped.append(Skipped(reading.torn_tail, "unfinished last line (the file is still being written)"))
+    report = report_of(FORMAT, reading)
     entries = _entries(reading.records, report)
     options.refuse_invalid(report)
     paths = conversation_paths(entries)

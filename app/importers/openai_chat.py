@@ -10,24 +10,20 @@ are read as a tool call and its result. Message ids are positional (``request_bo
 import json
 from typing import Any
 
-from app.importers.imported import ImportedMessage, ImportedSession, ImportReport, ImportResult, Repair, Skipped
+from app.importers.imported import ImportedMessage, ImportResult, Repair, Skipped
 from app.importers.options import ImportOptions
-from app.importers.pairing import unpaired
-from app.importers.request_body import SYSTEM_ID, message_id, read_request, session_id
+from app.importers.request_body import RequestImport, message_id
 
 FORMAT = "openai-chat"
 PROVIDER = "openai"
 
 
 def parse(data: bytes, options: ImportOptions) -> ImportResult:
-    body = read_request(data)
-    report = ImportReport(FORMAT)
-    messages: list[ImportedMessage] = []
-    if isinstance(body.system, str) and body.system:
-        messages.append(ImportedMessage(SYSTEM_ID, "system", body.system, {}, None))
+    reading = RequestImport.start(FORMAT, data, options)
+    messages, report = reading.messages, reading.report
     tool_names: dict[str, str] = {}
     last_function_call: str | None = None
-    for number, raw in enumerate(body.messages, start=1):
+    for number, raw in enumerate(reading.body.messages, start=1):
         role = raw.get("role") if isinstance(raw, dict) else None
         mid = message_id(number)
         notes: list[str] = []
@@ -52,17 +48,7 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
             case _:
                 report.invalid.append(Skipped(number, f"not a chat message (role {role!r})"))
         report.repairs.extend(Repair(number, mid, note) for note in notes)
-    options.refuse_invalid(report)
-    report.unanswered_calls, report.orphan_results = unpaired(messages)
-    session = ImportedSession(
-        id=session_id(FORMAT, body, options),
-        title=None,
-        model=f"{PROVIDER}/{body.model}" if body.model else None,
-        metadata={"source": FORMAT},
-        messages=messages,
-        settled=len(messages),
-    )
-    return ImportResult([session], report)
+    return reading.finish(f"{PROVIDER}/{reading.body.model}" if reading.body.model else None)
 
 
 def _text(content: Any) -> str:

@@ -38,7 +38,7 @@ from app.importers.imported import (
 )
 from app.importers.options import ImportOptions
 from app.importers.pairing import unpaired
-from app.importers.reading import Record, read_json_lines
+from app.importers.reading import Record, read_json_lines, report_of
 from app.importers.timestamps import from_epoch_ms, from_iso
 from app.importers.untyped import as_object
 
@@ -86,9 +86,7 @@ class _Entry:
 
 def parse(data: bytes, options: ImportOptions) -> ImportResult:
     reading = read_json_lines(data)
-    report = ImportReport(FORMAT, invalid=list(reading.invalid))
-    if reading.torn_tail is not None:
-        report.skipped.append(Skipped(reading.torn_tail, "unfinished last line (the file is still being written)"))
+    report = report_of(FORMAT, reading)
     header = _header(reading.records, options)
     entries = _entries(reading.records, header, report)
     options.refuse_invalid(report)

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from app.importers.imported import ImportRefused, Skipped
+from app.importers.imported import ImportRefused, ImportReport, Skipped
 
 _DECODER = json.JSONDecoder()
 
@@ -53,6 +53,14 @@ def read_json_lines(data: bytes) -> Reading:
             continue
         reading.records.extend(Record(number, value) for value in values)
     return reading
+
+
+def report_of(format: str, reading: Reading) -> ImportReport:
+    """A report that starts with what reading found: the lines that could not be read, and a torn tail."""
+    report = ImportReport(format, invalid=list(reading.invalid))
+    if reading.torn_tail is not None:
+        report.skipped.append(Skipped(reading.torn_tail, "unfinished last line (the file is still being written)"))
+    return report
 
 
 def read_json_document(data: bytes) -> Any:

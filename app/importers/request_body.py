@@ -12,11 +12,13 @@ should name it.
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from app.importers.imported import ImportRefused
+from app.importers.imported import ImportedMessage, ImportedSession, ImportRefused, ImportReport, ImportResult
 from app.importers.options import ImportOptions
+from app.importers.pairing import unpaired
 from app.importers.reading import read_json_document
 
 SYSTEM_ID = "system"
@@ -39,6 +41,10 @@ def read_request(data: bytes) -> RequestBody:
     raise ImportRefused(None, "a request body with a messages array, or a messages array, was expected")
 
 
+def plain_text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def message_id(number: int) -> str:
     return f"m{number}"
 
@@ -48,3 +54,37 @@ def session_id(format: str, body: RequestBody, options: ImportOptions) -> str:
         return options.session_id
     opening = json.dumps([body.system, body.messages[:1]], sort_keys=True, separators=(",", ":"))
     return f"{format}-{hashlib.sha256(opening.encode('utf-8', 'surrogatepass')).hexdigest()[:32]}"
+
+
+@dataclass(slots=True)
+class RequestImport:
+    """One request body being read into a session: its messages, its report, and how it ends."""
+
+    format: str
+    body: RequestBody
+    options: ImportOptions
+    report: ImportReport
+    messages: list[ImportedMessage]
+
+    @classmethod
+    def start(
+        cls, format: str, data: bytes, options: ImportOptions, system_text: Callable[[Any], str] = plain_text
+    ) -> "RequestImport":
+        """``system_text`` reads the request's own ``system`` the way the format writes it."""
+        body = read_request(data)
+        system = system_text(body.system)
+        messages = [ImportedMessage(SYSTEM_ID, "system", system, {}, None)] if system else []
+        return cls(format, body, options, ImportReport(format), messages)
+
+    def finish(self, model: str | None) -> ImportResult:
+        self.options.refuse_invalid(self.report)
+        self.report.unanswered_calls, self.report.orphan_results = unpaired(self.messages)
+        session = ImportedSession(
+            id=session_id(self.format, self.body, self.options),
+            title=None,
+            model=model,
+            metadata={"source": self.format},
+            messages=self.messages,
+            settled=len(self.messages),
+        )
+        return ImportResult([session], self.report)

@@ -34,6 +34,7 @@ MODELS = {
     "gemini": "gemini-3-pro-preview",
     "ai-sdk": "anthropic/claude-sonnet-4-5",
 }
+"""A target model per provider; the Anthropic target is the session's own model when it names one."""
 TOOLS = [{"name": "Read", "description": "Read a file", "inputSchema": {"type": "object"}}]
 
 
