@@ -20,7 +20,6 @@ Rules, line by line (docs/importing.md gives the whole mapping):
 """
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from app.engine.kinds import Kind, Role
@@ -96,7 +95,7 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
         report.branches.append(Branch(branch[0].line, len(branch), _branch_ids(branch)))
     if not builder.messages and not entries:
         return ImportResult([], report)
-    messages = [draft.freeze() for draft in builder.messages]
+    messages = builder.messages
     report.unanswered_calls, report.orphan_results = unpaired(messages)
     session = ImportedSession(
         id=options.session_id or _session_id(paths.conversation or entries),
@@ -129,13 +128,11 @@ def _entries(records: list[Record], report: ImportReport) -> list[Entry]:
             report.invalid.append(Skipped(record.line, f"{kind} record without a message"))
         elif value["uuid"] in seen:
             report.skipped.append(Skipped(record.line, f"repeats line {seen[value['uuid']]} (same uuid)"))
-        elif kind == "progress":
-            seen[value["uuid"]] = record.line
-            entries.append(_entry(record.line, value))
-            report.skipped.append(Skipped(record.line, "progress: UI state of a running tool or hook"))
         else:
             seen[value["uuid"]] = record.line
             entries.append(_entry(record.line, value))
+            if kind == "progress":
+                report.skipped.append(Skipped(record.line, "progress: UI state of a running tool or hook"))
     return entries
 
 
@@ -145,26 +142,13 @@ def _entry(line: int, value: dict[str, Any]) -> Entry:
 
 
 @dataclass(slots=True)
-class _Draft:
-    id: str
-    role: Role
-    content: Content
-    metadata: dict[str, Any]
-    created_at: datetime | None
-    line: int
-
-    def freeze(self) -> ImportedMessage:
-        return ImportedMessage(self.id, self.role, self.content, self.metadata, self.created_at)
-
-
-@dataclass(slots=True)
 class _Response:
     """The assistant message being assembled from the lines of one API response."""
 
     message_id: str
-    draft: _Draft
+    message: ImportedMessage
     parts: list[dict[str, Any]]
-    """The draft's content, growing line by line."""
+    """The message's content, growing line by line."""
     index: int
     closed: bool = False
 
@@ -172,11 +156,11 @@ class _Response:
 @dataclass(slots=True)
 class _Builder:
     report: ImportReport
-    messages: list[_Draft] = field(default_factory=list)
+    messages: list[ImportedMessage] = field(default_factory=list)
     tool_names: dict[str, str] = field(default_factory=dict)
     used_ids: set[str] = field(default_factory=set)
     response: _Response | None = None
-    awaiting_summary: _Draft | None = None
+    awaiting_summary: ImportedMessage | None = None
     model: str | None = None
 
     def settled(self) -> int:
@@ -206,15 +190,16 @@ class _Builder:
             self._close_response()
             content: list[dict[str, Any]] = []
             message_id = response_id if response_id not in self.used_ids else entry.uuid
-            draft = self._emit(entry, message_id, "assistant", content, {})
-            response = self.response = _Response(response_id, draft, content, len(self.messages) - 1)
+            answer = self._emit(entry, message_id, "assistant", content, {})
+            response = self.response = _Response(response_id, answer, content, len(self.messages) - 1)
         response.parts.extend(parts)
-        self._describe_answer(response.draft, entry)
-        self._repairs(entry.line, response.draft.id, notes)
+        self._describe_answer(response.message, entry)
+        self._repairs(entry.line, response.message.id, notes)
 
-    def _describe_answer(self, draft: _Draft, entry: Entry) -> None:
+    def _describe_answer(self, answer: ImportedMessage, entry: Entry) -> None:
+        """Model, usage and finish reason: each line of a response repeats them, the newest counts."""
         message = entry.record["message"]
-        metadata = draft.metadata
+        metadata = answer.metadata
         model = message.get("model")
         if model == SYNTHETIC_MODEL or entry.record.get("isApiErrorMessage") is True:
             metadata.update(finishReason="error", eligibleForModelContext=False)
@@ -296,7 +281,7 @@ class _Builder:
                     self._close_response()
                 self._runtime_fact(entry, _system_text(record))
 
-    def _boundary(self, entry: Entry, boundary_id: str, text: str, facts: dict[str, Any]) -> _Draft:
+    def _boundary(self, entry: Entry, boundary_id: str, text: str, facts: dict[str, Any]) -> ImportedMessage:
         self._close_response()
         metadata: dict[str, Any] = {"runtimeKind": Kind.COMPACT_BOUNDARY.value}
         if self.messages:
@@ -319,13 +304,15 @@ class _Builder:
         }
         self._emit(entry, entry.uuid, "system", text, metadata)
 
-    def _emit(self, entry: Entry, message_id: str, role: Role, content: Content, metadata: dict[str, Any]) -> _Draft:
+    def _emit(
+        self, entry: Entry, message_id: str, role: Role, content: Content, metadata: dict[str, Any]
+    ) -> ImportedMessage:
         source = metadata.setdefault("claudeCode", {})
         source.update(line=entry.line, uuid=entry.uuid)
-        draft = _Draft(message_id, role, content, metadata, from_iso(entry.record.get("timestamp")), entry.line)
-        self.messages.append(draft)
+        message = ImportedMessage(message_id, role, content, metadata, from_iso(entry.record.get("timestamp")))
+        self.messages.append(message)
         self.used_ids.add(message_id)
-        return draft
+        return message
 
     def _close_response(self) -> None:
         if self.response is not None:

@@ -292,11 +292,12 @@ class _Builder:
     ) -> None:
         boundary_id = boundary_id or entry.key
         metadata: dict[str, Any] = {"runtimeKind": Kind.COMPACT_BOUNDARY.value}
-        kept_from = self.emitted_before.get(first_kept, len(self.messages)) if first_kept else len(self.messages)
-        if first_kept is not None and first_kept not in self.emitted_before:
-            self.report.repairs.append(
-                Repair(entry.line, boundary_id, f"first kept entry {first_kept} is not on the path: nothing kept")
-            )
+        kept_from = len(self.messages)
+        if first_kept in self.emitted_before:
+            kept_from = self.emitted_before[first_kept]
+        elif first_kept is not None:
+            detail = f"first kept entry {first_kept} is not on the path: nothing kept"
+            self.report.repairs.append(Repair(entry.line, boundary_id, detail))
         if kept_from > 0:
             metadata["compactThroughMessageId"] = self.messages[kept_from - 1].id
         facts = {k: entry.value[k] for k in ("tokensBefore", "fromHook") if k in entry.value}
@@ -394,7 +395,8 @@ def _result_output(content: Any, is_error: bool) -> dict[str, Any]:
         if block.get("type") == "text":
             items.append({"type": "text", "text": str(block.get("text", ""))})
         elif block.get("type") == "image":
-            items.append({"type": "image-data", "data": str(block.get("data", "")), "mediaType": block.get("mimeType")})
+            media_type = str(block.get("mimeType") or "image/png")
+            items.append({"type": "image-data", "data": str(block.get("data", "")), "mediaType": media_type})
     return {"type": "content", "value": items}
 
 

@@ -201,3 +201,17 @@ def test_unknown_entries_and_roles_are_reported_and_strict_refuses_them() -> Non
     with pytest.raises(ImportRefused) as refused:
         parse(data, strict=True)
     assert refused.value.line == 2
+
+
+def test_a_compaction_whose_first_kept_entry_is_off_the_path_keeps_nothing_and_says_so() -> None:
+    compaction = {"type": "compaction", "id": "c1", "parentId": "a2", "timestamp": "t", "summary": "S."}
+    data = lines(
+        HEADER,
+        message("a1", None, role="user", content="Go"),
+        message("a2", "a1", **assistant(text_block())),
+        {**compaction, "firstKeptEntryId": "gone", "tokensBefore": 5},
+    )
+    result = parse(data)
+    boundary = result.sessions[0].messages[2]
+    assert boundary.metadata["compactThroughMessageId"] == "a2"
+    assert [(r.line, r.message_id) for r in result.report.repairs] == [(4, "c1")]
