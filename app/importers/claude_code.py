@@ -293,10 +293,14 @@ class _Builder:
         return boundary
 
     def _runtime_fact(self, entry: Entry, text: str) -> None:
+        """The line's own fields go into the metadata (its text is the content), unless they are large."""
         facts = {k: v for k, v in entry.record.items() if k not in ENVELOPE}
         attachment = facts.get("attachment")
         if isinstance(attachment, dict):
             facts["attachment"] = {k: v for k, v in attachment.items() if k != "content"}
+        what = f"fields of the {entry.type} line"
+        if not kept_details(facts, what=what, line=entry.line, message_id=entry.uuid, report=self.report):
+            facts = {"subtype": facts["subtype"]} if "subtype" in facts else {}
         metadata = {
             "eligibleForModelContext": False,
             "visibleInTranscript": False,

@@ -1,6 +1,7 @@
-"""Details a source keeps beside a result for its own display (Claude Code's ``toolUseResult``, pi's
-``details``): kept in the message's metadata up to a size, since above it they mostly repeat the result (a
-file read shown twice) and would crowd the service's metadata limit. What is left out is reported."""
+"""Details a source keeps for its own display (Claude Code's ``toolUseResult`` and the fields of its hook and
+attachment lines, pi's ``details``): kept in the message's metadata up to a size, since above it they mostly
+repeat the content (a file read shown twice, a tool listing) and would crowd the service's metadata limit.
+What is left out is reported."""
 
 import json
 from typing import Any
@@ -16,6 +17,6 @@ def kept_details(value: Any, *, what: str, line: int, message_id: str, report: I
     if size <= DETAILS_BYTES:
         return True
     report.repairs.append(
-        Repair(line, message_id, f"{what} of {size} bytes left out (it repeats the result for the UI)")
+        Repair(line, message_id, f"{what} of {size} bytes left out (kept for the tool's own display)")
     )
     return False

@@ -336,3 +336,11 @@ def test_an_answer_still_being_written_is_not_settled() -> None:
     assert session_of(*lines).settled == 1
     assert session_of(*lines, system("s1", "a1", "stop_hook_summary")).settled == 3
     assert session_of(*lines, prompt("u2", "a1", "And?")).settled == 3
+
+
+def test_a_runtime_facts_large_fields_are_left_out_and_reported() -> None:
+    listing = {"type": "deferred_tools_delta", "addedNames": ["tool"] * 10_000}
+    result = parse(jsonl(prompt("u1", None, "Go"), attachment("t1", "u1", listing)))
+    fact = result.sessions[0].messages[1]
+    assert fact.metadata["claudeCode"] == {"type": "attachment", "line": 2, "uuid": "t1"}
+    assert "fields of the attachment line" in result.report.repairs[0].detail
