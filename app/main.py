@@ -102,8 +102,10 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)
 
-    # Swagger UI and ReDoc from the package's own files, not a CDN: the docs work offline.
+    # Swagger UI from a package's own files, not a CDN, so the docs work offline. No ReDoc: its bundle
+    # still fetches a logo from its maker's CDN.
     app = FastAPIOffline(
+        redoc_url=None,
         title="Projector",
         version="0.1.0",
         summary="Message history for AI agents, served as transcripts, model context and provider payloads.",

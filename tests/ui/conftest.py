@@ -24,7 +24,7 @@ from tests.trust.live_server import forget_everything, serving
 from tests.ui.seed import seed_fix_the_build
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Page, Playwright
+    from playwright.sync_api import Browser, BrowserContext, Page, Playwright, ViewportSize
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -36,11 +36,13 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SCREENSHOTS = Path(os.environ.get("UI_SCREENSHOT_DIR", Path(__file__).parents[2] / "test-output" / "ui"))
-DESKTOP = {"width": 1400, "height": 900}
-PHONE = {"width": 390, "height": 844}
+DESKTOP: "ViewportSize" = {"width": 1400, "height": 900}
+PHONE: "ViewportSize" = {"width": 390, "height": 844}
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: while sync Playwright runs, its event loop counts as running in this thread,
+# and the async tests of the next module could not run theirs.
+@pytest.fixture(scope="module")
 def playwright() -> Iterator["Playwright"]:
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="the browser tests need playwright: pip install -e '.[test]'"
@@ -49,7 +51,7 @@ def playwright() -> Iterator["Playwright"]:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: "Playwright") -> Iterator["Browser"]:
     chromium = shutil.which("chromium")
     if chromium is None:
@@ -110,7 +112,7 @@ def open_tab(browser: "Browser") -> Iterator[Any]:
     """``open_tab(viewport=PHONE)``: a new tab in a context of its own; a script error fails the test."""
     tabs: list[Tab] = []
 
-    def opened(viewport: dict[str, int] = DESKTOP) -> Tab:
+    def opened(viewport: "ViewportSize" = DESKTOP) -> Tab:
         tab = Tab(browser.new_context(viewport=viewport))
         tab.page.set_default_timeout(10_000)
         tabs.append(tab)

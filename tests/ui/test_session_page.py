@@ -13,7 +13,9 @@ from tests.api.wire import assistant, user
 from tests.ui.conftest import PHONE
 from tests.ui.seed import CUT_ID, HIDDEN_ID, HIDDEN_REASON, SESSION_ID, STUBBED_ID, TITLE, messages
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright: pip install -e '.[test]'")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="the browser tests need playwright: pip install -e '.[test]'"
+)
 expect = sync_api.expect
 
 EVENTS_PATH = "/sessions/{session_id}/events"
@@ -81,9 +83,7 @@ def test_links_between_the_columns_work_from_the_keyboard(viewer: str, open_tab:
     expect(page.locator(f"#stored-{CUT_ID}")).to_be_focused()
 
 
-def test_the_context_bar_draws_the_sections_against_the_window_and_the_threshold(
-    viewer: str, open_tab: Any
-) -> None:
+def test_the_context_bar_draws_the_sections_against_the_window_and_the_threshold(viewer: str, open_tab: Any) -> None:
     page = open_session(open_tab, viewer).page
     context = page.locator("#context-body")
 

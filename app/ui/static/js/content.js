@@ -4,7 +4,21 @@
 
 import { count, el } from "./dom.js";
 
-const SHOWN_CHARACTERS = 20000;
+const SHOWN_CHARACTERS = 2000;
+
+/** A message as a card in a column: a focusable article named by its header, which links can land on. */
+export function messageCard(anchor, role, head, ...body) {
+  return el(
+    "li",
+    {},
+    el(
+      "article",
+      { class: `message role-${role}`, id: anchor, tabindex: "-1", "aria-labelledby": `${anchor}-h` },
+      el("header", { class: "message-head", id: `${anchor}-h` }, head),
+      body,
+    ),
+  );
+}
 
 export function renderContent(content) {
   if (typeof content === "string") return [textBlock(content)];

@@ -2,7 +2,7 @@
 // to the stored messages it came from (sourceMessageIds), and what the view left out, cut, stubbed or repaired
 // marked with the reason its diagnostics give. Nothing is decided here: the page only lays the answer out.
 
-import { renderContent } from "./content.js";
+import { messageCard, renderContent } from "./content.js";
 import { el, fill, storedAnchor } from "./dom.js";
 
 export const modelAnchor = (index) => `model-${index + 1}`;
@@ -74,24 +74,18 @@ function modelCard(message, index, reading) {
     truncated: message.metadata.truncated || sources.some((id) => reading.truncated.has(id)),
     repaired: repairs.length > 0,
   };
-  return el(
-    "li",
-    {},
-    el(
-      "article",
-      { class: `message role-${message.role}`, id: anchor, tabindex: "-1", "aria-labelledby": `${anchor}-h` },
-      el(
-        "header",
-        { class: "message-head", id: `${anchor}-h` },
-        el("span", { class: "seq", text: `model #${index + 1}` }),
-        el("span", { class: "role", text: message.role }),
-        el("span", { class: "kind", text: message.semanticType }),
-        changeBadges(changed),
-      ),
-      el("div", { class: "content" }, renderContent(message.content)),
-      el("p", { class: "sources" }, "From ", joined(sources.map(storedLink))),
-      reasons.size ? el("ul", { class: "reasons" }, [...reasons].map((reason) => el("li", { text: reason }))) : null,
-    ),
+  return messageCard(
+    anchor,
+    message.role,
+    [
+      el("span", { class: "seq", text: `model #${index + 1}` }),
+      el("span", { class: "role", text: message.role }),
+      el("span", { class: "kind", text: message.semanticType }),
+      changeBadges(changed),
+    ],
+    el("div", { class: "content" }, renderContent(message.content)),
+    el("p", { class: "sources" }, "From ", joined(sources.map(storedLink))),
+    reasons.size ? el("ul", { class: "reasons" }, [...reasons].map((reason) => el("li", { text: reason }))) : null,
   );
 }
 

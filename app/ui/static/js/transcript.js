@@ -1,7 +1,7 @@
 // The transcript column: every stored message in seq order, as the message listing gives it, each saying
 // what became of it in the model view (sent as which model message, left out and why, or summarised away).
 
-import { renderContent } from "./content.js";
+import { messageCard, renderContent } from "./content.js";
 import { el, fill, storedAnchor, when } from "./dom.js";
 import { changeBadges, joined, modelAnchor } from "./model-view.js";
 
@@ -23,9 +23,9 @@ export class Transcript {
   append(message) {
     this.list.querySelector(".empty")?.remove();
     const anchor = storedAnchor(message.id);
-    const fate = el("div", { class: "fate" });
+    const fateSlot = el("div", { class: "fate" });
     this.stored.set(message.id, message);
-    this.fates.set(message.id, fate);
+    this.fates.set(message.id, fateSlot);
     const metadata = Object.keys(message.metadata).length
       ? el(
           "details",
@@ -35,25 +35,19 @@ export class Transcript {
         )
       : null;
     this.list.append(
-      el(
-        "li",
-        {},
-        el(
-          "article",
-          { class: `message role-${message.role}`, id: anchor, tabindex: "-1", "aria-labelledby": `${anchor}-h` },
-          el(
-            "header",
-            { class: "message-head", id: `${anchor}-h` },
-            el("span", { class: "seq", text: `#${message.seq}` }),
-            el("span", { class: "role", text: message.role }),
-            el("span", { class: "kind", text: message.kind }),
-            el("code", { class: "id", text: message.id }),
-            when(message.createdAt),
-          ),
-          el("div", { class: "content" }, renderContent(message.content)),
-          metadata,
-          fate,
-        ),
+      messageCard(
+        anchor,
+        message.role,
+        [
+          el("span", { class: "seq", text: `#${message.seq}` }),
+          el("span", { class: "role", text: message.role }),
+          el("span", { class: "kind", text: message.kind }),
+          el("code", { class: "id", text: message.id }),
+          when(message.createdAt),
+        ],
+        el("div", { class: "content" }, renderContent(message.content)),
+        metadata,
+        fateSlot,
       ),
     );
   }
