@@ -2,16 +2,18 @@
 uvicorn serving the app on a loopback port over the test database.
 
 Playwright's own browser download cannot work offline, so the browser is the system's ``chromium``; without
-it, or without the ``playwright`` package, the browser tests skip and say which is missing. Each test gets a
+it, or without the ``playwright`` package, the browser tests skip and say which is missing (in CI, which
+installs both, they fail instead). Each test gets a
 fresh browser context (a new tab's sessionStorage) and keeps a screenshot of each page it looked at in
 ``test-output/ui/`` (or ``UI_SCREENSHOT_DIR``).
 """
 
+import importlib
 import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import httpx
 import orjson
@@ -40,14 +42,26 @@ DESKTOP: "ViewportSize" = {"width": 1400, "height": 900}
 PHONE: "ViewportSize" = {"width": 390, "height": 844}
 
 
+def missing(reason: str) -> NoReturn:
+    """Skips on a bare machine; in CI (which installs both) a missing browser is a failure, not a skip."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def importable(module: str) -> Any:
+    """A browser-side module (Playwright, axe), or a skip that names what to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        missing(f"the browser tests need {module.partition('.')[0]}: pip install -e '.[test]'")
+
+
 # Per module, not per session: while sync Playwright runs, its event loop counts as running in this thread,
 # and the async tests of the next module could not run theirs.
 @pytest.fixture(scope="module")
 def playwright() -> Iterator["Playwright"]:
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="the browser tests need playwright: pip install -e '.[test]'"
-    )
-    with sync_api.sync_playwright() as driver:
+    with importable("playwright.sync_api").sync_playwright() as driver:
         yield driver
 
 
@@ -55,7 +69,7 @@ def playwright() -> Iterator["Playwright"]:
 def browser(playwright: "Playwright") -> Iterator["Browser"]:
     chromium = shutil.which("chromium")
     if chromium is None:
-        pytest.skip("the browser tests need Debian's chromium package: apt-get install chromium")
+        missing("the browser tests need Debian's chromium package: apt-get install chromium")
     launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
     yield launched
     launched.close()

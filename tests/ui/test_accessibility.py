@@ -6,14 +6,11 @@ from typing import Any
 
 import pytest
 
-from tests.ui.conftest import DESKTOP, PHONE
+from tests.ui.conftest import DESKTOP, PHONE, importable
 from tests.ui.seed import SESSION_ID
 
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="the browser tests need playwright: pip install -e '.[test]'"
-)
-axe = pytest.importorskip("axe_playwright_python.sync_playwright", reason="needs axe-playwright-python")
-expect = sync_api.expect
+expect = importable("playwright.sync_api").expect
+axe = importable("axe_playwright_python.sync_playwright")
 
 WCAG_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]}}
 

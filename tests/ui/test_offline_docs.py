@@ -5,12 +5,10 @@ from typing import Any
 
 import pytest
 
+from tests.ui.conftest import importable
 from tests.ui.seed import SESSION_ID
 
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="the browser tests need playwright: pip install -e '.[test]'"
-)
-expect = sync_api.expect
+expect = importable("playwright.sync_api").expect
 
 
 def outside(tab: Any, base: str) -> list[str]:

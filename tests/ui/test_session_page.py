@@ -10,13 +10,10 @@ import orjson
 import pytest
 
 from tests.api.wire import assistant, user
-from tests.ui.conftest import PHONE
+from tests.ui.conftest import PHONE, importable
 from tests.ui.seed import CUT_ID, HIDDEN_ID, HIDDEN_REASON, SESSION_ID, STUBBED_ID, TITLE, messages
 
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="the browser tests need playwright: pip install -e '.[test]'"
-)
-expect = sync_api.expect
+expect = importable("playwright.sync_api").expect
 
 EVENTS_PATH = "/sessions/{session_id}/events"
 
@@ -127,6 +124,21 @@ def test_a_message_appended_through_the_api_appears_without_a_reload(viewer: str
     expect(page.locator("#model-view")).to_contain_text("Here I am.")
     expect(page.locator("#live-status")).to_contain_text("1 new since the page opened")
     assert page.evaluate("window.sameDocument") is True
+
+
+def test_an_amendment_through_the_api_updates_the_model_view_without_a_reload(viewer: str, open_tab: Any) -> None:
+    with httpx.Client(base_url=viewer) as client:
+        assert client.post("/sessions", json={"id": "amended"}).status_code == 201
+        batch = [user("Keep this.", id="a1"), user("Hide this later.", id="a2")]
+        assert client.post("/sessions/amended/messages", json={"messages": batch}).status_code == 201
+        page = open_session(open_tab, viewer, "amended").page
+        expect(page.locator("#model-view .marker")).to_have_count(0)
+
+        hidden = client.patch("/sessions/amended/messages/a2", json={"metadata": {"eligibleForModelContext": False}})
+        assert hidden.status_code == 200
+
+    expect(page.locator("#model-view .marker", has_text="a2")).to_contain_text(HIDDEN_REASON)
+    expect(page.locator("#stored-a2 .fate")).to_contain_text("not sent")
 
 
 def test_where_the_service_streams_events_the_page_follows_the_stream_and_resumes_after_a_drop(

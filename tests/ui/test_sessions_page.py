@@ -4,14 +4,10 @@ search, disabled with a note until the service has ``GET /search`` and landing o
 import re
 from typing import Any
 
-import pytest
-
+from tests.ui.conftest import importable
 from tests.ui.seed import CUT_ID, SESSION_ID, TITLE
 
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="the browser tests need playwright: pip install -e '.[test]'"
-)
-expect = sync_api.expect
+expect = importable("playwright.sync_api").expect
 
 
 def test_the_list_shows_the_sessions_and_leads_to_one_from_the_keyboard(viewer: str, open_tab: Any) -> None:

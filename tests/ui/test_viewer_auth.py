@@ -3,15 +3,11 @@ header on every API call and never put in a URL; another tab asks again, and a w
 
 from typing import Any
 
-import pytest
-
 from tests.trust.keys import READER
+from tests.ui.conftest import importable
 from tests.ui.seed import SESSION_ID, TITLE
 
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="the browser tests need playwright: pip install -e '.[test]'"
-)
-expect = sync_api.expect
+expect = importable("playwright.sync_api").expect
 
 API_PREFIXES = ("/sessions", "/chat")
 
