@@ -25,9 +25,10 @@ const nodes = (children) =>
 const numbers = new Intl.NumberFormat("en");
 export const count = (value) => numbers.format(value);
 
+const times = new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium" });
+
 export function when(iso) {
-  const time = new Date(iso);
-  return el("time", { datetime: iso, title: iso }, time.toLocaleString());
+  return el("time", { datetime: iso, title: iso }, times.format(new Date(iso)));
 }
 
 /** The id a stored message's card has, and the fragment that leads to it (ids may hold any printable character). */

@@ -13,11 +13,25 @@ import { apiSessionPath } from "./dom.js";
 export const POLL_INTERVAL_MS = 2000;
 const STREAM_RETRY_MS = [1000, 2000, 5000];
 
-/** Every stored message after `cursor` (null: from the first), a page at a time. */
+const PAGE_SIZE = 500;
+
+/**
+ * Every stored message after `cursor` (null: from the first), a page at a time. Pages are as large as the
+ * service's default maximum; where a smaller maximum is configured, its default page size is used instead.
+ */
 export async function* messagesAfter(sessionId, cursor, signal) {
+  let limit = PAGE_SIZE;
   for (;;) {
-    const query = cursor ? `?after=${encodeURIComponent(cursor)}` : "";
-    const page = await api(`${apiSessionPath(sessionId)}/messages${query}`, { signal });
+    const query = new URLSearchParams(limit ? { limit } : {});
+    if (cursor) query.set("after", cursor);
+    let page;
+    try {
+      page = await api(`${apiSessionPath(sessionId)}/messages?${query}`, { signal });
+    } catch (error) {
+      if (!(limit && error.status === 422 && error.problem?.field === "limit")) throw error;
+      limit = null;
+      continue;
+    }
     cursor = page.nextCursor;
     yield { messages: page.messages, cursor };
     if (!page.hasMore) return;

@@ -152,7 +152,7 @@ async function main() {
     page.messages.forEach((message) => transcript.append(message));
     cursor = page.cursor;
   }
-  if (!transcript.size) document.getElementById("transcript").append(el("li", { class: "empty", text: "No messages yet." }));
+  if (!transcript.size) transcript.showEmpty();
   await refreshViews();
   reveal(location.hash.slice(1));
   const stored = [...transcript.stored.values()];

@@ -10,6 +10,7 @@ export class Transcript {
     this.list = list;
     this.stored = new Map();
     this.fates = new Map();
+    this.placeholder = null;
   }
 
   message(id) {
@@ -20,8 +21,15 @@ export class Transcript {
     return this.stored.size;
   }
 
+  /** Says the session has no messages yet, until the first one arrives. */
+  showEmpty() {
+    this.placeholder = el("li", { class: "empty", text: "No messages yet." });
+    this.list.append(this.placeholder);
+  }
+
   append(message) {
-    this.list.querySelector(".empty")?.remove();
+    this.placeholder?.remove();
+    this.placeholder = null;
     const anchor = storedAnchor(message.id);
     const fateSlot = el("div", { class: "fate" });
     this.stored.set(message.id, message);
