@@ -22,10 +22,10 @@ export function headers(accept = "application/json") {
 }
 
 /** GET (or, with `body`, POST) a JSON endpoint; a 401 asks for the key and tries again with it. */
-export async function api(path, { body, signal } = {}) {
+export async function api(path, { body } = {}) {
   for (;;) {
     const sentKey = storedKey();
-    const init = { headers: headers(), signal };
+    const init = { headers: headers() };
     if (body !== undefined) {
       init.method = "POST";
       init.headers["content-type"] = "application/json";

@@ -19,14 +19,14 @@ const PAGE_SIZE = 500;
  * Every stored message after `cursor` (null: from the first), a page at a time. Pages are as large as the
  * service's default maximum; where a smaller maximum is configured, its default page size is used instead.
  */
-export async function* messagesAfter(sessionId, cursor, signal) {
+export async function* messagesAfter(sessionId, cursor) {
   let limit = PAGE_SIZE;
   for (;;) {
     const query = new URLSearchParams(limit ? { limit } : {});
     if (cursor) query.set("after", cursor);
     let page;
     try {
-      page = await api(`${apiSessionPath(sessionId)}/messages?${query}`, { signal });
+      page = await api(`${apiSessionPath(sessionId)}/messages?${query}`);
     } catch (error) {
       if (!(limit && error.status === 422 && error.problem?.field === "limit")) throw error;
       limit = null;
@@ -40,12 +40,9 @@ export async function* messagesAfter(sessionId, cursor, signal) {
 
 /**
  * Follows a session from `lastSeq` (with `cursor`, the listing's cursor at that point, and `updatedAt`, the
- * session row's) until the returned function is called. `onMode` hears "streaming", "polling" or "offline".
+ * session row's) for as long as the page is open. `onMode` hears "streaming", "polling" or "offline".
  */
 export function follow({ sessionId, lastSeq, cursor, updatedAt, streamAvailable }, { onMessage, onChange, onMode }) {
-  const stop = new AbortController();
-  const signal = stop.signal;
-
   const deliver = (message) => {
     if (message.seq <= lastSeq) return;
     lastSeq = message.seq;
@@ -54,41 +51,40 @@ export function follow({ sessionId, lastSeq, cursor, updatedAt, streamAvailable 
 
   /** Reads the stream, reconnecting after a drop; false when the service refuses it or keeps failing. */
   async function stream() {
+    let lastEventId = String(lastSeq);
     let failures = 0;
     while (failures <= STREAM_RETRY_MS.length) {
       try {
         const response = await fetch(`${apiSessionPath(sessionId)}/events`, {
-          headers: { ...headers("text/event-stream"), "last-event-id": String(lastSeq) },
-          signal,
+          headers: { ...headers("text/event-stream"), "last-event-id": lastEventId },
         });
         if (!response.ok || !response.headers.get("content-type")?.startsWith("text/event-stream")) return false;
         onMode("streaming");
         failures = 0;
         for await (const event of serverSentEvents(response.body)) {
+          if (event.id !== undefined) lastEventId = event.id;
           if (event.type === "message") deliver(JSON.parse(event.data));
           else onChange(event.type);
         }
-      } catch (error) {
-        if (signal.aborted) return true;
+      } catch {
         failures += 1;
         onMode("offline");
       }
       // Also after a clean end (the server restarting, say): a pause, so a closing server is not hammered.
-      await pause(STREAM_RETRY_MS[Math.min(failures, STREAM_RETRY_MS.length - 1)], signal);
+      await pause(STREAM_RETRY_MS[Math.min(failures, STREAM_RETRY_MS.length - 1)]);
     }
     return false;
   }
 
   async function poll() {
     onMode("polling");
-    while (!signal.aborted) {
-      await pause(POLL_INTERVAL_MS, signal);
-      if (signal.aborted) return;
+    for (;;) {
+      await pause(POLL_INTERVAL_MS);
       if (document.hidden) continue;
       try {
-        const session = await api(apiSessionPath(sessionId), { signal });
+        const session = await api(apiSessionPath(sessionId));
         if (session.lastSeq > lastSeq) {
-          for await (const page of messagesAfter(sessionId, cursor, signal)) {
+          for await (const page of messagesAfter(sessionId, cursor)) {
             cursor = page.cursor;
             page.messages.forEach(deliver);
           }
@@ -97,17 +93,15 @@ export function follow({ sessionId, lastSeq, cursor, updatedAt, streamAvailable 
         }
         updatedAt = session.updatedAt;
         onMode("polling");
-      } catch (error) {
-        if (!signal.aborted) onMode("offline");
+      } catch {
+        onMode("offline");
       }
     }
   }
 
   (async () => {
-    if (streamAvailable && (await stream())) return;
-    await poll();
+    if (!streamAvailable || !(await stream())) await poll();
   })();
-  return () => stop.abort();
 }
 
 /** Parses a text/event-stream body into `{type, id, data}` events (comments, such as heartbeats, are skipped). */
@@ -139,14 +133,4 @@ export async function* serverSentEvents(body) {
   }
 }
 
-function pause(ms, signal) {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done);
-  });
-}
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

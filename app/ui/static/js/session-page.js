@@ -77,7 +77,9 @@ async function refreshPayload() {
 function announce(next = mode) {
   mode = next;
   const news = arrived ? ` ${count(arrived)} new since the page opened.` : "";
-  document.getElementById("live-status").textContent = MODES[mode] + news;
+  const status = document.getElementById("live-status");
+  // Written only when it changes: a status region may be read out again on any rewrite.
+  if (status.textContent !== MODES[mode] + news) status.textContent = MODES[mode] + news;
 }
 
 function showSession(session) {
@@ -155,11 +157,10 @@ async function main() {
   if (!transcript.size) transcript.showEmpty();
   await refreshViews();
   reveal(location.hash.slice(1));
-  const stored = [...transcript.stored.values()];
   follow(
     {
       sessionId,
-      lastSeq: stored.length ? stored[stored.length - 1].seq : 0,
+      lastSeq: transcript.lastSeq,
       cursor,
       updatedAt: session.updatedAt,
       streamAvailable: endpoints.events,

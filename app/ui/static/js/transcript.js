@@ -11,6 +11,7 @@ export class Transcript {
     this.stored = new Map();
     this.fates = new Map();
     this.placeholder = null;
+    this.newest = null;
   }
 
   message(id) {
@@ -19,6 +20,11 @@ export class Transcript {
 
   get size() {
     return this.stored.size;
+  }
+
+  /** The seq of the newest message shown (messages arrive in seq order), 0 before the first. */
+  get lastSeq() {
+    return this.newest?.seq ?? 0;
   }
 
   /** Says the session has no messages yet, until the first one arrives. */
@@ -33,6 +39,7 @@ export class Transcript {
     const anchor = storedAnchor(message.id);
     const fateSlot = el("div", { class: "fate" });
     this.stored.set(message.id, message);
+    this.newest = message;
     this.fates.set(message.id, fateSlot);
     const metadata = Object.keys(message.metadata).length
       ? el(
