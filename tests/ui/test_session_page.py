@@ -9,7 +9,7 @@ import httpx
 import orjson
 import pytest
 
-from tests.api.wire import assistant, user
+from tests.api.wire import assistant, tool_call, tool_result, user
 from tests.ui.conftest import PHONE, importable
 from tests.ui.seed import CUT_ID, HIDDEN_ID, HIDDEN_REASON, SESSION_ID, STUBBED_ID, TITLE, messages
 
@@ -55,6 +55,27 @@ def test_stubbed_and_cut_results_are_badged_with_the_reason(viewer: str, open_ta
     cut = page.locator("#model-view article", has=page.locator(f"a[href='#stored-{CUT_ID}']"))
     expect(cut.locator(".badge")).to_have_text(re.compile("cut", re.I))
     expect(cut.locator(".reasons")).to_contain_text("truncated")
+
+
+def test_a_message_the_model_view_moved_is_badged_repaired_and_a_stray_result_not_sent(
+    viewer: str, open_tab: Any
+) -> None:
+    history = [
+        user("Run it.", id="r1"),
+        tool_result("call_gone", "bash", "a result whose call is not stored", id="r2"),
+        tool_call("call_1", "bash", id="r3", command="make"),
+        user("Still there?", id="r4"),
+        tool_result("call_1", "bash", "built", id="r5"),
+    ]
+    with httpx.Client(base_url=viewer) as client:
+        assert client.post("/sessions", json={"id": "repaired"}).status_code == 201
+        assert client.post("/sessions/repaired/messages", json={"messages": history}).status_code == 201
+    page = open_session(open_tab, viewer, "repaired").page
+
+    moved = page.locator("#model-view article", has=page.locator("a[href='#stored-r4']"))
+    expect(moved.locator(".badge")).to_have_text(re.compile("repaired", re.I))
+    expect(moved.locator(".reasons")).to_contain_text("moved r4 after the results of call_1")
+    expect(page.locator("#model-view .marker", has_text="r2")).to_contain_text("its call is not in this view")
 
 
 def test_a_model_message_links_to_the_stored_message_it_came_from_and_back(viewer: str, open_tab: Any) -> None:

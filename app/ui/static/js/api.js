@@ -14,7 +14,7 @@ export class ApiError extends Error {
   }
 }
 
-export const storedKey = () => sessionStorage.getItem(KEY_NAME);
+const storedKey = () => sessionStorage.getItem(KEY_NAME);
 
 export function headers(accept = "application/json") {
   const key = storedKey();

@@ -24,7 +24,6 @@ export function readProjection(projection) {
     truncated: new Set(diagnostics.truncatedMessageIds),
     reasons: diagnostics.reasons,
     injectedNotes: diagnostics.injectedNotes,
-    repairs: diagnostics.repairs,
     boundaryId: diagnostics.appliedCompactBoundaryId,
     sentAs,
     repairedBy,
@@ -68,7 +67,7 @@ function modelCard(message, index, reading) {
   const sources = message.sourceMessageIds;
   const reasons = new Set([...message.metadata.notes, ...sources.flatMap((id) => reading.reasons[id] ?? [])]);
   const repairs = sources.flatMap((id) => reading.repairedBy.get(id) ?? []);
-  for (const repair of repairs) reasons.add(`${repair.rule}: ${repair.detail}`);
+  for (const repair of repairs) if (!reasons.has(repair.detail)) reasons.add(`${repair.rule}: ${repair.detail}`);
   const changed = {
     compacted: message.metadata.compacted,
     truncated: message.metadata.truncated || sources.some((id) => reading.truncated.has(id)),
