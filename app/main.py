@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 from starlette.middleware.cors import CORSMiddleware
 
 from app.api.auth import Authenticator, declare_bearer_auth, install_authentication, load_api_keys
@@ -20,7 +21,7 @@ from app.api.idempotency import Idempotency, declare_idempotency_key
 from app.api.middleware import BodyLimit, RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
-from app.api.routes import chat, context, health, messages, projection, runs, sessions
+from app.api.routes import chat, context, health, messages, projection, runs, sessions, ui
 from app.context.model_server import ModelServerWindows
 from app.context.summarizer import Summarizer
 from app.observability import configure_logging
@@ -101,7 +102,10 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)
 
-    app = FastAPI(
+    # Swagger UI from a package's own files, not a CDN, so the docs work offline. No ReDoc: its bundle
+    # still fetches a logo from its maker's CDN.
+    app = FastAPIOffline(
+        redoc_url=None,
         title="Projector",
         version="0.1.0",
         summary="Message history for AI agents, served as transcripts, model context and provider payloads.",
@@ -133,6 +137,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         chat.router,
         context.router,
         health.router,
+        ui.router,
     ):
         app.include_router(router)
     # Added innermost first: RequestContext (and CORS, when on) see every answer, BodyLimit counts the
