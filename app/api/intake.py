@@ -7,7 +7,7 @@ from typing import Any
 
 from app.api.auth import Principal
 from app.api.schemas import AppendMessagesRequest
-from app.api.storable import storable_size
+from app.store.storable import storable_size
 from app.engine.promotion import infer_kind
 from app.engine.tokens import estimate_tokens
 from app.errors import Forbidden, InvalidInput, TooLarge

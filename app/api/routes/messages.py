@@ -11,7 +11,7 @@ from app.api.intake import prepare_batch
 from app.api.paging import page_limit, read_walk
 from app.api.responses import OrjsonResponse
 from app.api.schemas import AppendMessagesRequest, MessageOut, MessagePage, MessagesOut, PatchMessageRequest, PathId
-from app.api.storable import storable_size
+from app.store.storable import storable_size
 from app.engine.kinds import Kind
 from app.errors import Forbidden, InvalidInput, MessageConflict, NotFound
 from app.store.messages import MessageRepository

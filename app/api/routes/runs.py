@@ -8,7 +8,7 @@ from app.api.bodies import run_body
 from app.api.dependencies import DatabaseDep, PrincipalDep
 from app.api.responses import OrjsonResponse
 from app.api.schemas import CreateRunRequest, PatchRunRequest, PathId, RunOut
-from app.api.storable import storable_size
+from app.store.storable import storable_size
 from app.errors import Conflict, NotFound
 from app.store.runs import RunRepository
 from app.store.sessions import SessionRepository

@@ -12,7 +12,7 @@ from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.paging import page_limit
 from app.api.responses import OrjsonResponse
 from app.api.schemas import CreateSessionRequest, PathId, SessionOut, SessionPage
-from app.api.storable import storable_size
+from app.store.storable import storable_size
 from app.errors import Conflict, NotFound
 from app.store.sessions import SessionRepository
 
