@@ -15,15 +15,15 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
 from app.api.auth import Authenticator, declare_bearer_auth, install_authentication, load_api_keys
-from app.api.context_config import summarizer_config, window_config
 from app.api.idempotency import Idempotency, declare_idempotency_key
-from app.api.middleware import BodyLimit, RequestContext
+from app.api.middleware import BodyLimit, RequestLogging
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
 from app.api.routes import chat, context, health, messages, projection, runs, sessions
 from app.context.model_server import ModelServerWindows
 from app.context.summarizer import Summarizer
 from app.observability import configure_logging
+from app.services.context_config import summarizer_config, window_config
 from app.settings import Settings, get_settings
 from app.store import migrations
 from app.store.database import Database, create_engine
@@ -135,7 +135,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         health.router,
     ):
         app.include_router(router)
-    # Added innermost first: RequestContext (and CORS, when on) see every answer, BodyLimit counts the
+    # Added innermost first: RequestLogging (and CORS, when on) see every answer, BodyLimit counts the
     # bytes Idempotency reads.
     app.add_middleware(
         Idempotency,
@@ -143,7 +143,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         lease_seconds=settings.idempotency_lease_seconds,
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
-    app.add_middleware(RequestContext)
+    app.add_middleware(RequestLogging)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -153,7 +153,6 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
                 "authorization",
                 "content-type",
                 "idempotency-key",
-                "if-match",
                 "if-none-match",
                 "x-request-id",
             ],
