@@ -3,6 +3,7 @@
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from app.context.pruning import PrunePlan, compacted_at_patch, plan_prune
 from app.errors import NotFound
@@ -11,6 +12,8 @@ from app.services.context_config import prune_policy
 from app.settings import Settings
 from app.store.database import Database
 from app.store.messages import MessageRepository
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,14 +38,13 @@ class Pruned:
 async def prune(database: Database, settings: Settings, tenant_id: str, ask: PruneAsk, now: datetime) -> Pruned:
     """Plans on the live history and marks in the same transaction, under the session's append lock, so
     the plan is made on exactly the history it marks."""
-    overrides = {
-        "protect_user_turns": ask.protect_user_turns,
-        "protect_tool_tokens": ask.protect_tool_tokens,
-        "minimum_savings_tokens": ask.minimum_savings_tokens,
-        "protected_tool_names": ask.protected_tools,
-    }
+    defaults = prune_policy(settings)
     policy = dataclasses.replace(
-        prune_policy(settings), **{key: value for key, value in overrides.items() if value is not None}
+        defaults,
+        protect_user_turns=_given(ask.protect_user_turns, defaults.protect_user_turns),
+        protect_tool_tokens=_given(ask.protect_tool_tokens, defaults.protect_tool_tokens),
+        minimum_savings_tokens=_given(ask.minimum_savings_tokens, defaults.minimum_savings_tokens),
+        protected_tool_names=_given(ask.protected_tools, defaults.protected_tool_names),
     )
     async with database.transaction() as connection:
         repository = MessageRepository(connection, tenant_id)
@@ -55,3 +57,7 @@ async def prune(database: Database, settings: Settings, tenant_id: str, ask: Pru
             stamp = compacted_at_patch(now)["compactedAt"]
             marked = await repository.mark_compacted(ask.session_id, list(plan.message_ids), stamp)
     return Pruned(plan, marked)
+
+
+def _given(value: T | None, default: T) -> T:
+    return default if value is None else value

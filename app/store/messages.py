@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import asyncpg
 from sqlalchemy import bindparam, func, insert, select, update
@@ -55,6 +55,12 @@ _FROM_SEQ_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND s
 _BY_KINDS_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND kind = ANY($3::text[]) ORDER BY seq"  # noqa: S608
 _GET_SQL = f"SELECT {_READ_COLUMNS} FROM messages WHERE {_SCOPE} AND id = $3"  # noqa: S608
 _METADATA_SQL = f"SELECT id, metadata FROM messages WHERE {_SCOPE} AND id = ANY($3::text[])"  # noqa: S608
+
+
+def _unpackable(records: list[asyncpg.Record]) -> list[Sequence[Any]]:
+    """asyncpg's ``Record`` is a tuple-like row (indexed, iterated, unpacked) that its type stubs do not call
+    a ``Sequence``; ``promote_rows`` only unpacks each row, so it takes them as they are, with no copy."""
+    return cast("list[Sequence[Any]]", records)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +113,7 @@ class MessageRepository:
         """The asyncpg connection under this request's connection; its jsonb codec (set by the engine)
         decodes with orjson. Its reads run in the transaction ``Database`` began, so they share its snapshot."""
         raw = await self._db.get_raw_connection()
-        driver: asyncpg.Connection[asyncpg.Record] = raw.driver_connection
-        return driver
+        return cast("asyncpg.Connection[asyncpg.Record]", raw.driver_connection)
 
     def _in_session(self, session_id: str) -> tuple[Any, Any]:
         return messages.c.tenant_id == self._tenant, messages.c.session_id == session_id
@@ -229,7 +234,7 @@ class MessageRepository:
         rows = await (await self._driver()).fetch(
             _BY_KINDS_SQL, self._tenant, session_id, [str(kind) for kind in kinds]
         )
-        return promote_rows(rows)
+        return promote_rows(_unpackable(rows))
 
     async def live_history(self, session_id: str) -> list[EngineMessage]:
         """The messages from the newest complete compaction on, which is what the model view needs and no
@@ -263,4 +268,4 @@ class MessageRepository:
     async def from_seq(self, session_id: str, first_seq: int) -> list[EngineMessage]:
         """Every message from ``first_seq`` on, oldest first, promoted."""
         rows = await (await self._driver()).fetch(_FROM_SEQ_SQL, self._tenant, session_id, first_seq)
-        return promote_rows(rows)
+        return promote_rows(_unpackable(rows))
