@@ -32,10 +32,21 @@ from app.store.embedded import EmbeddedPostgres
 log = logging.getLogger("projector")
 
 GC_THRESHOLDS = (10_000, 50, 100)
-"""A model view of 10,000 messages builds about a million short-lived containers; at CPython's defaults
-(700, 10, 10) the cyclic collector re-walked the whole heap several times per such request and took more
-time than building the view (bench/overhead.py: ~1 s of collection in a ~2 s request). Collecting young
-objects every 10,000 allocations keeps that under a tenth; the garbage is the same, only found later."""
+"""The cycle collector's thresholds (CPython's are 700, 10, 10); see ``tune_garbage_collection``."""
+
+
+def tune_garbage_collection() -> None:
+    """Makes the cycle collector run rarely, for the process's life.
+
+    A model view or a ``/chat`` payload of a long session builds hundreds of thousands of short-lived
+    containers that hold no cycles: reference counting frees them, yet at CPython's thresholds every few
+    hundred allocations wake the collector, which walks the young objects and finds nothing. Collecting young
+    objects every 10,000 allocations finds the same garbage later, at a fraction of the cost (the README's
+    performance section has the figures and the command). What exists at start-up (modules, routes,
+    settings) lives as long as the process, so it is frozen out of every collection."""
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
 
 PROBLEM_SCHEMA = {
     "type": "object",
@@ -85,10 +96,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         app.state.model_windows = ModelServerWindows(window_config(settings))
         summarizer = summarizer_config(settings)
         app.state.summarizer = Summarizer(summarizer) if summarizer else None
-        # What exists at start-up (modules, routes, settings) lives as long as the process: out of every
-        # full collection from now on.
-        gc.freeze()
-        gc.set_threshold(*GC_THRESHOLDS)
+        tune_garbage_collection()
         if not app.state.authenticator.enabled:
             log.warning("authentication is off: no API keys are configured, every caller has full access")
         try:
