@@ -5,6 +5,7 @@ from typing import Any
 
 from app.api.schemas import AppendMessagesRequest
 from app.projections.types import Diagnostics, ProjectedMessage, ProjectedMetadata
+from app.services.compaction import Compacted
 from app.services.intake import MessageInput
 from app.store.records import MessageRecord, RunRecord, SessionRecord
 
@@ -73,6 +74,15 @@ def run_body(row: RunRecord) -> dict[str, Any]:
         "metadata": row.metadata,
         "createdAt": row.created_at,
         "updatedAt": row.updated_at,
+    }
+
+
+def compaction_body(done: Compacted) -> dict[str, Any]:
+    return {
+        "boundary": message_body(done.boundary),
+        "summary": message_body(done.summary),
+        "compaction": done.record,
+        "tokensAfter": done.tokens_after,
     }
 
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from app.api.bodies import message_body
+from app.api.bodies import compaction_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.responses import OrjsonResponse
 from app.api.schemas import CompactionRequest, ContextQuery, PathId, PruneRequest
@@ -65,15 +65,7 @@ async def compact(
     done = await compaction.compact(
         database, state.model_windows, state.summarizer, settings, principal, ask, datetime.now(UTC)
     )
-    return OrjsonResponse(
-        {
-            "boundary": message_body(done.boundary),
-            "summary": message_body(done.summary),
-            "compaction": done.record,
-            "tokensAfter": done.tokens_after,
-        },
-        status_code=201,
-    )
+    return OrjsonResponse(compaction_body(done), status_code=201)
 
 
 @router.post("/prune")
