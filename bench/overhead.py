@@ -8,7 +8,6 @@ The three are interleaved so they see the same machine. Target: (b) and (c) each
 """
 
 import asyncio
-import gc
 import time
 
 import httpx
@@ -25,7 +24,6 @@ FLOOR_SQL = (
     "SELECT id, session_id, seq, role, kind, content, metadata, run_id, created_at, token_estimate"
     " FROM messages WHERE tenant_id = $1 AND session_id = $2 ORDER BY seq"
 )
-CPYTHON_GC_THRESHOLDS = (700, 10, 10)
 CHAT_BODY = {"sessionId": "s10k", "provider": "anthropic", "model": "claude-sonnet-4-5"}
 
 
@@ -33,8 +31,7 @@ def has_chat(app: FastAPI) -> bool:
     return "/chat" in app.openapi()["paths"]
 
 
-async def main(database_url: str | None, count: int, repeat: int, *, default_gc: bool = False) -> list[str]:
-    """``default_gc`` undoes the service's collector tuning once it has started, to measure what it earns."""
+async def main(database_url: str | None, count: int, repeat: int) -> list[str]:
     async with database(database_url) as url:
         writer = await raw_connection(url)
         started = time.perf_counter()
@@ -48,9 +45,6 @@ async def main(database_url: str | None, count: int, repeat: int, *, default_gc:
             LifespanManager(app),
             httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=120) as http,
         ):
-            if default_gc:
-                gc.unfreeze()
-                gc.set_threshold(*CPYTHON_GC_THRESHOLDS)
 
             async def floor() -> int:
                 rows = await connection.fetch(FLOOR_SQL, TENANT, "s10k")
@@ -95,6 +89,5 @@ if __name__ == "__main__":
     parser = arguments(__doc__ or "")
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--default-gc", action="store_true", help="CPython's collector settings, not the service's")
     options = parser.parse_args()
-    asyncio.run(main(options.database_url, options.messages, options.repeat, default_gc=options.default_gc))
+    asyncio.run(main(options.database_url, options.messages, options.repeat))
