@@ -191,7 +191,7 @@ class RunOut(WireModel):
 
 
 class ProjectionOptions(WireModel):
-    """The projection context (DESIGN section 4), as query parameters or as ``/chat``'s ``projection``."""
+    """The projection context the views take, as query parameters or as ``/chat``'s ``projection``."""
 
     active_agent_name: str | None = None
     model: str | None = Field(default=None, description="The target model id (reasoning stays native only for it).")
