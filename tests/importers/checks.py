@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.api.schemas import AppendMessagesRequest
-from app.api.storable import storable_size
+from app.store.storable import storable_size
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.engine.persisted import PersistedMessage
