@@ -16,6 +16,7 @@ from fastapi_offline import FastAPIOffline
 from starlette.middleware.cors import CORSMiddleware
 
 from app.api.auth import Authenticator, declare_bearer_auth, install_authentication, load_api_keys
+from app.api.consistency import Consistency
 from app.api.idempotency import Idempotency, declare_idempotency_key
 from app.api.middleware import BodyLimit, RequestLogging
 from app.api.problems import install_problem_handlers
@@ -27,7 +28,7 @@ from app.observability import configure_logging
 from app.services.context_config import summarizer_config, window_config
 from app.settings import Settings, get_settings
 from app.store import migrations
-from app.store.database import Database, create_engine
+from app.store.database import Database
 from app.store.embedded import EmbeddedPostgres
 
 log = logging.getLogger("projector")
@@ -93,7 +94,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             log.info("started an embedded PostgreSQL", extra={"dataDir": str(settings.data_dir)})
         if settings.migrate_on_start and database_url is None:
             await asyncio.to_thread(migrations.upgrade, url)
-        app.state.database = Database(create_engine(url, settings))
+        app.state.database = Database.open(url, settings)
         app.state.model_windows = ModelServerWindows(window_config(settings))
         summarizer = summarizer_config(settings)
         app.state.summarizer = Summarizer(summarizer) if summarizer else None
@@ -156,6 +157,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         lease_seconds=settings.idempotency_lease_seconds,
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(Consistency)
     app.add_middleware(RequestLogging)
     if settings.cors_origins:
         app.add_middleware(
@@ -168,8 +170,16 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
                 "idempotency-key",
                 "if-none-match",
                 "x-request-id",
+                "projector-consistency",
             ],
-            expose_headers=["etag", "location", "retry-after", "x-request-id", "idempotent-replayed"],
+            expose_headers=[
+                "etag",
+                "location",
+                "retry-after",
+                "x-request-id",
+                "idempotent-replayed",
+                "projector-consistency",
+            ],
             # Bearer keys, not cookies: browsers need no credentials mode.
             allow_credentials=False,
         )

@@ -18,7 +18,7 @@ from sqlalchemy import text
 from app.main import create_app
 from app.settings import Settings
 from app.store import migrations
-from tests.database import create_database, drop_database, server_url
+from tests.database import as_served, create_database, drop_database, server_url
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -34,11 +34,19 @@ def database_server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-async def database_url(database_server: str) -> AsyncIterator[str]:
+async def direct_database_url(database_server: str) -> AsyncIterator[str]:
+    """This run's database, reached without any pooler in between."""
     url = await create_database(database_server)
-    await asyncio.to_thread(migrations.upgrade, url)
     yield url
     await drop_database(database_server, url)
+
+
+@pytest.fixture(scope="session")
+async def database_url(direct_database_url: str) -> str:
+    """This run's database as the service reaches it, migrated that way too."""
+    url = as_served(direct_database_url)
+    await asyncio.to_thread(migrations.upgrade, url)
+    return url
 
 
 def settings_for_tests(**overrides: object) -> Settings:
