@@ -90,8 +90,13 @@ async def replay_position(url: str) -> str:
 
 async def wait_for_replay(pair: StreamingPair, within_seconds: float = 30.0) -> None:
     """Returns once the replica has replayed everything the primary has written so far."""
-    primary = await asyncpg.connect(_plain(pair.primary_url()))
-    replica = await asyncpg.connect(_plain(pair.replica_url()))
+    await replayed_everything(pair.primary_url(), pair.replica_url(), within_seconds)
+
+
+async def replayed_everything(primary_url: str, replica_url: str, within_seconds: float = 30.0) -> None:
+    """Returns once the replica at ``replica_url`` has replayed all the primary had written when called."""
+    primary = await asyncpg.connect(_plain(primary_url))
+    replica = await asyncpg.connect(_plain(replica_url))
     try:
         target = await primary.fetchval("SELECT pg_current_wal_lsn()")
         deadline = time.monotonic() + within_seconds
