@@ -26,6 +26,7 @@ from tests.database import plain_dsn
 from tests.scale.streaming import StreamingPair, streaming_pair, wait_for_replay
 
 WAIT_MS = 300
+PATIENT_WAIT_MS = 30_000
 TOKEN = "Projector-Consistency"
 MODEL = "anthropic/claude-sonnet-4-5"
 
@@ -55,13 +56,28 @@ class Servers:
     pair: StreamingPair
     client: httpx.AsyncClient
     """Reads on the replica, writes on the primary."""
+    patient: httpx.AsyncClient
+    """The same, waiting far longer for a replica past a token than any replay could take."""
     primary_only: httpx.AsyncClient
     """Another process of the service, configured with no replica."""
 
-    async def execute_on_replica(self, sql: str) -> None:
+    async def pause_replay(self) -> None:
+        """Holds the replica back, and returns once it has stopped replaying (a pause is only requested by
+        ``pg_wal_replay_pause()``; a record replayed before it takes effect would spoil the test)."""
         connection = await asyncpg.connect(plain_dsn(self.pair.replica_url()))
         try:
-            await connection.execute(sql)
+            await connection.execute("SELECT pg_wal_replay_pause()")
+            deadline = time.monotonic() + 10
+            while await connection.fetchval("SELECT pg_get_wal_replay_pause_state()") != "paused":
+                assert time.monotonic() < deadline, "the replica did not pause"
+                await asyncio.sleep(0.01)
+        finally:
+            await connection.close()
+
+    async def resume_replay(self) -> None:
+        connection = await asyncpg.connect(plain_dsn(self.pair.replica_url()))
+        try:
+            await connection.execute("SELECT pg_wal_replay_resume()")
         finally:
             await connection.close()
 
@@ -76,14 +92,20 @@ async def servers(pair: StreamingPair, replicated_database: str) -> AsyncIterato
         settings_for_tests(database_read_url=[pair.replica_url("projector")], replica_wait_ms=WAIT_MS),
         database_url=replicated_database,
     )
+    patient = create_app(
+        settings_for_tests(database_read_url=[pair.replica_url("projector")], replica_wait_ms=PATIENT_WAIT_MS),
+        database_url=replicated_database,
+    )
     primary_only = create_app(settings_for_tests(), database_url=replicated_database)
     async with (
         LifespanManager(replicated),
+        LifespanManager(patient),
         LifespanManager(primary_only),
         client_of(replicated) as client,
+        client_of(patient) as patient_client,
         client_of(primary_only) as other,
     ):
-        yield Servers(pair, client, other)
+        yield Servers(pair, client, patient_client, other)
     cleaner = await asyncpg.connect(plain_dsn(replicated_database))
     try:
         await cleaner.execute("TRUNCATE sessions CASCADE")
@@ -110,18 +132,19 @@ async def test_a_write_answers_its_commit_position_and_reading_with_it_sees_the_
     created = await servers.client.post("/sessions", json={"id": "s1"})
     appended = await append(servers.client, "s1", user("Why does the build fail?", id="m1"))
     assert parse_position(token_of(appended)) > parse_position(token_of(created))
-    served_by_replica = reads("replica", "caught_up") + reads("replica", "waited")
+    await wait_for_replay(servers.pair)
+    caught_up = reads("replica", "caught_up")
 
     page = await servers.client.get("/sessions/s1/messages", headers={TOKEN: token_of(appended)})
 
     assert message_ids(page) == ["m1"]
-    assert reads("replica", "caught_up") + reads("replica", "waited") == served_by_replica + 1
+    assert reads("replica", "caught_up") == caught_up + 1
 
 
 async def test_a_paused_replica_never_hides_a_clients_own_write(servers: Servers) -> None:
     await new_session(servers.client, "s1")
     await wait_for_replay(servers.pair)
-    await servers.execute_on_replica("SELECT pg_wal_replay_pause()")
+    await servers.pause_replay()
     try:
         token = token_of(await append(servers.client, "s1", user("Why does the build fail?", id="m1")))
         stale = await servers.client.get("/sessions/s1/messages")
@@ -130,7 +153,7 @@ async def test_a_paused_replica_never_hides_a_clients_own_write(servers: Servers
         own = await servers.client.get("/sessions/s1/messages", headers={TOKEN: token})
         waited = time.perf_counter() - started
     finally:
-        await servers.execute_on_replica("SELECT pg_wal_replay_resume()")
+        await servers.resume_replay()
     assert message_ids(stale) == []
     assert message_ids(own) == ["m1"]
     assert reads("primary", "replicas_behind") == behind + 1
@@ -140,16 +163,16 @@ async def test_a_paused_replica_never_hides_a_clients_own_write(servers: Servers
 async def test_a_replica_that_catches_up_within_the_wait_serves_the_read(servers: Servers) -> None:
     await new_session(servers.client, "s1")
     await wait_for_replay(servers.pair)
-    await servers.execute_on_replica("SELECT pg_wal_replay_pause()")
+    await servers.pause_replay()
     try:
         token = token_of(await append(servers.client, "s1", user("Why does the build fail?", id="m1")))
         waited = reads("replica", "waited")
-        pending = asyncio.ensure_future(servers.client.get("/sessions/s1/messages", headers={TOKEN: token}))
+        pending = asyncio.ensure_future(servers.patient.get("/sessions/s1/messages", headers={TOKEN: token}))
         await asyncio.sleep(0.05)
-        await servers.execute_on_replica("SELECT pg_wal_replay_resume()")
+        await servers.resume_replay()
         own = await pending
     finally:
-        await servers.execute_on_replica("SELECT pg_wal_replay_resume()")
+        await servers.resume_replay()
     assert message_ids(own) == ["m1"]
     assert reads("replica", "waited") == waited + 1
 
@@ -172,7 +195,7 @@ async def test_listings_projections_chat_and_context_read_from_the_replica(
     await new_session(servers.client, "s1", model=MODEL)
     await append(servers.client, "s1", user("What is in the build log?", id="m1"), assistant("Let me look.", id="m2"))
     await wait_for_replay(servers.pair)
-    await servers.execute_on_replica("SELECT pg_wal_replay_pause()")
+    await servers.pause_replay()
     try:
         token = token_of(await append(servers.client, "s1", user("And the second failure?", id="m3")))
 
@@ -183,7 +206,7 @@ async def test_listings_projections_chat_and_context_read_from_the_replica(
 
         from_replica, own = await read({}), await read({TOKEN: token})
     finally:
-        await servers.execute_on_replica("SELECT pg_wal_replay_resume()")
+        await servers.resume_replay()
     assert from_replica.status_code == own.status_code == 200
     assert from_replica.content != own.content
 
@@ -224,7 +247,7 @@ async def test_etags_and_cursors_from_the_primary_hold_on_the_replica(servers: S
 async def test_a_compaction_reads_on_the_primary_what_it_is_about_to_write(servers: Servers) -> None:
     await new_session(servers.client, "s1")
     await wait_for_replay(servers.pair)
-    await servers.execute_on_replica("SELECT pg_wal_replay_pause()")
+    await servers.pause_replay()
     try:
         await append(
             servers.client,
@@ -237,5 +260,5 @@ async def test_a_compaction_reads_on_the_primary_what_it_is_about_to_write(serve
         compaction = {"summary": "The build failed on a missing semicolon.", "throughMessageId": "m3"}
         compacted = await servers.client.post("/sessions/s1/compactions", json=compaction)
     finally:
-        await servers.execute_on_replica("SELECT pg_wal_replay_resume()")
+        await servers.resume_replay()
     assert compacted.status_code == 201, compacted.text

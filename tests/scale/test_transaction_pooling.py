@@ -18,6 +18,7 @@ import pytest
 from asgi_lifespan import LifespanManager
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 
 from app.main import create_app
 from app.store.database import Database, create_engine
@@ -139,7 +140,7 @@ async def test_with_transaction_pooling_a_statement_past_the_timeout_is_cancelle
     database = Database(create_engine(pooled_url, settings))
     try:
         async with database.reading() as connection:
-            with pytest.raises(Exception, match="statement timeout"):
+            with pytest.raises(DBAPIError, match="statement timeout"):
                 await connection.execute(text("SELECT pg_sleep(2)"))
     finally:
         await database.dispose()
