@@ -40,7 +40,7 @@ def create_engine(url: str, settings: Settings) -> AsyncEngine:
     pooler refuses those (PgBouncer: "unsupported startup parameter"), so behind one they are set on every
     BEGIN instead, in its round trip (``_timeouts_on_begin``)."""
     limits = (("statement_timeout", settings.statement_timeout_ms), ("lock_timeout", settings.lock_timeout_ms))
-    timeouts = {name: str(value) for name, value in limits if value}
+    timeouts = {name: value for name, value in limits if value}
     server_settings = {"application_name": "projector"}
     connect_args: dict[str, Any] = {"timeout": settings.connect_timeout_seconds, "server_settings": server_settings}
     if settings.transaction_pooling:
@@ -48,7 +48,7 @@ def create_engine(url: str, settings: Settings) -> AsyncEngine:
         if timeouts:
             connect_args["connection_class"] = _timeouts_on_begin(timeouts)
     else:
-        server_settings.update(timeouts)
+        server_settings.update({name: str(value) for name, value in timeouts.items()})
     engine = create_async_engine(
         url,
         pool_size=settings.pool_size,
@@ -65,13 +65,13 @@ def create_engine(url: str, settings: Settings) -> AsyncEngine:
     return engine
 
 
-def _timeouts_on_begin(timeouts: dict[str, str]) -> type[asyncpg.Connection]:
+def _timeouts_on_begin(timeouts: dict[str, int]) -> type[asyncpg.Connection]:
     """An asyncpg connection whose every BEGIN also sets ``timeouts`` for its transaction (``SET LOCAL``),
     in the same simple query: one round trip, as a bare BEGIN costs. Through a transaction pooler each
     transaction may run on another server connection, so a setting must live exactly as long as one. A
     statement outside a transaction (an autocommit read) runs without them: the role's or database's own
     settings apply there (the README's scale-out section)."""
-    settings = "".join(f" SET LOCAL {name} = {int(value)};" for name, value in timeouts.items())
+    settings = "".join(f" SET LOCAL {name} = {value};" for name, value in timeouts.items())
 
     class TimeoutsOnBegin(asyncpg.Connection):
         async def execute(self, query: str, *args: object, timeout: float | None = None) -> str:  # noqa: ASYNC109
