@@ -14,10 +14,10 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
-from app.api.auth import Authenticator, declare_bearer_auth, install_authentication, load_api_keys
+from app.api.auth import OPEN_PATHS, Authentication, Authenticator, declare_bearer_auth, load_api_keys
 from app.api.context_config import summarizer_config, window_config
 from app.api.idempotency import Idempotency, declare_idempotency_key
-from app.api.middleware import BodyLimit, RequestContext
+from app.api.middleware import BodyLimit, HeaderLimit, RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
 from app.api.routes import chat, context, health, messages, projection, runs, sessions
@@ -110,8 +110,8 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         responses=PROBLEM_RESPONSES,
     )
     app.state.settings = settings
-    authenticator = Authenticator(load_api_keys(settings))
-    install_authentication(app, authenticator)
+    authenticator = Authenticator(load_api_keys(settings), redact_reader_exports=settings.redact_reader_exports)
+    app.state.authenticator = authenticator
     generate_openapi = app.openapi
 
     def openapi_with_trust() -> dict[str, Any]:
@@ -135,14 +135,24 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         health.router,
     ):
         app.include_router(router)
-    # Added innermost first: RequestContext (and CORS, when on) see every answer, BodyLimit counts the
-    # bytes Idempotency reads.
+    # Added innermost first. From the outside: CORS (when on) answers preflights and RequestContext sees every
+    # answer; HeaderLimit bounds what the others read; Authentication answers 401 before any body is read;
+    # BodyLimit counts the bytes Idempotency reads.
     app.add_middleware(
         Idempotency,
         ttl_seconds=settings.idempotency_ttl_seconds,
         lease_seconds=settings.idempotency_lease_seconds,
+        max_response_bytes=settings.idempotency_max_response_bytes,
+        max_keys_per_tenant=settings.idempotency_max_keys_per_tenant,
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    open_paths = OPEN_PATHS | {
+        path
+        for path in (app.openapi_url, app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url)
+        if path is not None
+    }
+    app.add_middleware(Authentication, authenticator=authenticator, open_paths=open_paths)
+    app.add_middleware(HeaderLimit, max_bytes=settings.max_header_bytes, max_count=settings.max_header_count)
     app.add_middleware(RequestContext)
     if settings.cors_origins:
         app.add_middleware(

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from app.api.auth import Principal
+from app.api.auth import Principal, principal_of
 from app.settings import Settings
 from app.store.database import Database
 
@@ -20,7 +20,7 @@ async def get_app_settings(request: Request) -> Settings:
 
 
 async def get_principal(request: Request) -> Principal:
-    return await request.app.state.authenticator.authenticate(request)
+    return principal_of(request.scope)
 
 
 DatabaseDep = Annotated[Database, Depends(get_database)]

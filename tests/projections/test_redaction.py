@@ -31,9 +31,10 @@ SECRETS = [
 ]
 
 
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 NAMED_SECRETS = [
-    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = ", "aws-secret-key"),
-    ('"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"', '"AWS_SECRET_ACCESS_KEY": "', "aws-secret-key"),
+    (f"aws_secret_access_key = {AWS_SECRET}", "aws_secret_access_key = ", "aws-secret-key"),
+    (f'"AWS_SECRET_ACCESS_KEY": "{AWS_SECRET}"', '"AWS_SECRET_ACCESS_KEY": "', "aws-secret-key"),
     (
         "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + "Ab1+" * 22 + "==;EndpointSuffix=core",
         "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=",

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Request, Response
 from app.api.bodies import diagnostics_body
 from app.api.cycle_collector import cycle_collection_paused
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
+from app.api.idempotency import WRITES_NOTHING
 from app.api.model_context import (
     SessionWindow,
     count_context,
@@ -32,7 +33,7 @@ def run_model(run: dict[str, Any] | None, provider: str) -> str | None:
     return model.removeprefix(f"{provider}/") if model else None
 
 
-@router.post("/chat", response_model=ChatResponseBody)
+@router.post("/chat", response_model=ChatResponseBody, openapi_extra=WRITES_NOTHING)
 async def chat(
     body: ChatRequestBody, request: Request, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
 ) -> Response:

@@ -95,6 +95,7 @@ async def amend_message(
     session_id: PathId, message_id: PathId, body: PatchMessageRequest, database: DatabaseDep, principal: PrincipalDep
 ) -> Response:
     principal.require_writer()
+    principal.require_may_amend(body.metadata)
     storable_size(body.metadata, "metadata")
     for key in IMMUTABLE_METADATA_KEYS:
         if key in body.metadata:

@@ -77,6 +77,7 @@ async def get_projection(
     settings: SettingsDep,
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> Response:
+    query = query.model_copy(update={"redact": query.redact or principal.redacts_exports})
     walk = read_walk(session_id, query.after, query.before, query.order)
     page_size = page_limit(query.limit, settings)
     if if_none_match:
