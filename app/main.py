@@ -66,6 +66,26 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, object]] = {
 """Declared on every operation, so clients and schema-driven fuzzers know the problem+json answers."""
 
 
+PROJECTION_PATH = "/sessions/{session_id}/projection"
+
+
+def declare_enforced_limits(openapi: dict[str, Any], settings: Settings) -> None:
+    """What the settings enforce, said in the document: ``limit``'s maximum is the configured page size, and
+    the export view answers ``text/markdown`` when asked for ``format=markdown``."""
+    for operations in openapi.get("paths", {}).values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if parameter.get("name") == "limit" and parameter.get("in") == "query":
+                    schema = parameter["schema"]
+                    for branch in schema.get("anyOf", [schema]):
+                        if branch.get("type") == "integer":
+                            branch["maximum"] = settings.max_page_size
+    projection = openapi.get("paths", {}).get(PROJECTION_PATH, {}).get("get")
+    if projection is not None:
+        content = projection["responses"]["200"].setdefault("content", {})
+        content["text/markdown"] = {"schema": {"type": "string", "description": "view=export&format=markdown"}}
+
+
 def create_app(settings: Settings | None = None, *, database_url: str | None = None) -> FastAPI:
     """``database_url`` overrides the settings (tests pass a prepared database and skip migrations)."""
     settings = settings or get_settings()
@@ -118,6 +138,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         fresh = app.openapi_schema is None
         document = generate_openapi()
         if fresh:
+            declare_enforced_limits(document, settings)
             declare_idempotency_key(document)
             if authenticator.enabled:
                 declare_bearer_auth(document)

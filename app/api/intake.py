@@ -41,14 +41,16 @@ def prepare_batch(
                 f"{field}.content: {len(content)} parts; the limit is {settings.max_parts_per_message}",
                 field=f"{field}.content",
             )
-        size = storable_size(content, f"{field}.content") + _check_metadata(message.metadata, field, settings)
+        size = storable_size(content, f"{field}.content", settings.max_json_depth) + _check_metadata(
+            message.metadata, field, settings
+        )
         if size > settings.max_message_bytes:
             raise TooLarge(f"{field}: {size} bytes; the limit is {settings.max_message_bytes}", field=field)
         kind, _ = infer_kind(message.role, content, message.metadata)
         if not principal.may_write_kind(kind):
             raise Forbidden(f"{field}.metadata.runtimeKind: only a runtime key may write {kind}", field=field)
-        storable_size(message.id or "", f"{field}.id")
-        storable_size(message.run_id or "", f"{field}.runId")
+        storable_size(message.id or "", f"{field}.id", settings.max_json_depth)
+        storable_size(message.run_id or "", f"{field}.runId", settings.max_json_depth)
         message_id = message.id or new_message_id()
         candidate = NewMessage(
             id=message_id,
@@ -74,7 +76,7 @@ def prepare_batch(
 
 
 def _check_metadata(metadata: dict[str, Any], field: str, settings: Settings) -> int:
-    size = storable_size(metadata, f"{field}.metadata")
+    size = storable_size(metadata, f"{field}.metadata", settings.max_json_depth)
     if size > settings.max_metadata_bytes:
         raise TooLarge(
             f"{field}.metadata: {size} bytes; the limit is {settings.max_metadata_bytes}", field=f"{field}.metadata"

@@ -92,11 +92,16 @@ async def get_message(
 
 @router.patch("/{message_id}", response_model=MessageOut)
 async def amend_message(
-    session_id: PathId, message_id: PathId, body: PatchMessageRequest, database: DatabaseDep, principal: PrincipalDep
+    session_id: PathId,
+    message_id: PathId,
+    body: PatchMessageRequest,
+    database: DatabaseDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
 ) -> Response:
     principal.require_writer()
     principal.require_may_amend(body.metadata)
-    storable_size(body.metadata, "metadata")
+    storable_size(body.metadata, "metadata", settings.max_json_depth)
     for key in IMMUTABLE_METADATA_KEYS:
         if key in body.metadata:
             raise InvalidInput(f"metadata.{key}: fixed when the message is written", field=f"metadata.{key}")

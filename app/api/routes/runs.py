@@ -5,7 +5,7 @@ import uuid
 from fastapi import APIRouter, Response
 
 from app.api.bodies import run_body
-from app.api.dependencies import DatabaseDep, PrincipalDep
+from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.responses import OrjsonResponse
 from app.api.schemas import CreateRunRequest, PatchRunRequest, PathId, RunOut
 from app.api.storable import storable_size
@@ -18,10 +18,10 @@ router = APIRouter(prefix="/sessions/{session_id}/runs", tags=["runs"])
 
 @router.post("", status_code=201, response_model=RunOut)
 async def create_run(
-    session_id: PathId, body: CreateRunRequest, database: DatabaseDep, principal: PrincipalDep
+    session_id: PathId, body: CreateRunRequest, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
 ) -> Response:
     principal.require_writer()
-    storable_size(body.model_dump(mode="json", by_alias=True, exclude_unset=True), "")
+    storable_size(body.model_dump(mode="json", by_alias=True, exclude_unset=True), "", settings.max_json_depth)
     run_id = body.id or f"run_{uuid.uuid4().hex}"
     settings = body.model_dump(exclude={"id"})
     async with database.transaction() as connection:
@@ -44,10 +44,15 @@ async def get_run(session_id: PathId, run_id: PathId, database: DatabaseDep, pri
 
 @router.patch("/{run_id}", response_model=RunOut)
 async def amend_run(
-    session_id: PathId, run_id: PathId, body: PatchRunRequest, database: DatabaseDep, principal: PrincipalDep
+    session_id: PathId,
+    run_id: PathId,
+    body: PatchRunRequest,
+    database: DatabaseDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
 ) -> Response:
     principal.require_writer()
-    storable_size(body.model_dump(mode="json", by_alias=True, exclude_unset=True), "")
+    storable_size(body.model_dump(mode="json", by_alias=True, exclude_unset=True), "", settings.max_json_depth)
     changes = body.model_dump(exclude_unset=True)
     async with database.transaction() as connection:
         repository = RunRepository(connection, principal.tenant_id)

@@ -20,9 +20,11 @@ router = APIRouter(prefix="/sessions", tags=["sessions"])
 
 
 @router.post("", status_code=201, response_model=SessionOut)
-async def create_session(body: CreateSessionRequest, database: DatabaseDep, principal: PrincipalDep) -> Response:
+async def create_session(
+    body: CreateSessionRequest, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
+) -> Response:
     principal.require_writer()
-    storable_size(body.model_dump(mode="json", by_alias=True, exclude_unset=True), "")
+    storable_size(body.model_dump(mode="json", by_alias=True, exclude_unset=True), "", settings.max_json_depth)
     session_id = body.id or f"ses_{uuid.uuid4().hex}"
     async with database.transaction() as connection:
         row = await SessionRepository(connection, principal.tenant_id).create(
