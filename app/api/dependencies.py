@@ -12,11 +12,13 @@ from app.store.database import Database
 # Async on purpose: FastAPI runs a plain ``def`` dependency in its thread pool, a thread hop per request
 # for an attribute read.
 async def get_database(request: Request) -> Database:
-    return request.app.state.database
+    database: Database = request.app.state.database
+    return database
 
 
 async def get_app_settings(request: Request) -> Settings:
-    return request.app.state.settings
+    settings: Settings = request.app.state.settings
+    return settings
 
 
 async def get_principal(request: Request) -> Principal:

@@ -430,5 +430,6 @@ async def _send_kept(kept: KeptResponse, send: Send) -> None:
 def _header(scope: Scope, name: bytes) -> str | None:
     for header, value in scope.get("headers", []):
         if header == name:
-            return value.decode("latin-1")
+            decoded: str = value.decode("latin-1")
+            return decoded
     return None

@@ -14,6 +14,7 @@ import pytest
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 from sqlalchemy import text
+from starlette.types import Message
 
 from app.main import create_app
 from tests.conftest import settings_for_tests
@@ -73,9 +74,9 @@ async def raw_request(
     ``disconnect_after`` the client goes away once the chunks run out instead of finishing the body."""
     pending = iter(chunks)
     received = 0
-    sent: list[dict[str, object]] = []
+    sent: list[Message] = []
 
-    async def receive() -> dict[str, object]:
+    async def receive() -> Message:
         nonlocal received
         chunk = next(pending, None)
         if chunk is None:
@@ -83,13 +84,13 @@ async def raw_request(
         received += len(chunk)
         return {"type": "http.request", "body": chunk, "more_body": True}
 
-    async def receive_to_the_end() -> dict[str, object]:
+    async def receive_to_the_end() -> Message:
         message = await receive()
         if message["type"] == "http.disconnect" and not disconnect_after:
             return {"type": "http.request", "body": b"", "more_body": False}
         return message
 
-    async def send(message: dict[str, object]) -> None:
+    async def send(message: Message) -> None:
         sent.append(message)
 
     scope = {
@@ -108,9 +109,9 @@ async def raw_request(
     }
     await app(scope, receive_to_the_end, send)
     start = next((message for message in sent if message["type"] == "http.response.start"), None)
-    body = b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")  # type: ignore[misc]
+    body = b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")
     if start is None:
         return RawExchange(status=0, headers={}, body=b"", bytes_received=received)
-    raw_headers: list[tuple[bytes, bytes]] = start["headers"]  # type: ignore[assignment]
+    raw_headers: list[tuple[bytes, bytes]] = start["headers"]
     decoded = {name.decode("latin-1"): value.decode("latin-1") for name, value in raw_headers}
-    return RawExchange(status=start["status"], headers=decoded, body=body, bytes_received=received)  # type: ignore[arg-type]
+    return RawExchange(status=start["status"], headers=decoded, body=body, bytes_received=received)
