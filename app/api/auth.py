@@ -215,12 +215,21 @@ def principal_of(scope: Scope) -> Principal:
 
 class Authentication:
     """Puts the caller in the scope, or answers 401 with the RFC 6750 challenge, before the body is read.
-    ``open_paths`` (probes, the API document) need no key."""
+    ``open_paths`` (probes, the API document) and whatever lies under ``open_prefixes`` (the docs' and the
+    viewer's pages and assets) need no key."""
 
-    def __init__(self, app: ASGIApp, *, authenticator: Authenticator, open_paths: frozenset[str]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        authenticator: Authenticator,
+        open_paths: frozenset[str],
+        open_prefixes: tuple[str, ...] = (),
+    ) -> None:
         self.app = app
         self.authenticator = authenticator
         self.open_paths = open_paths
+        self.open_prefixes = open_prefixes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -230,7 +239,8 @@ class Authentication:
         try:
             principal = self.authenticator.identify(authorization.decode("latin-1") if authorization else None)
         except AuthenticationRequired as refused:
-            if scope["path"] in self.open_paths:
+            path: str = scope["path"]
+            if path in self.open_paths or path.startswith(self.open_prefixes):
                 await self.app(scope, receive, send)
                 return
             response = problem(refused, Request(scope))

@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 
-from app.api.storable import INT64
 from app.errors import InvalidCursor
+from app.store.storable import INT64
 
 CURSOR_VERSION = 1
 

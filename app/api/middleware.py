@@ -1,6 +1,6 @@
 """Pure ASGI middleware (no ``BaseHTTPMiddleware``: it buffers bodies and breaks streaming).
 
-``RequestContext`` gives every request an id (``X-Request-ID``, taken from the caller when it sends one),
+``RequestLogging`` gives every request an id (``X-Request-ID``, taken from the caller when it sends one),
 logs one line per request and records metrics. ``HeaderLimit`` answers 431 problem+json to a request whose
 headers are too many or too large in total, before anything else reads them. ``BodyLimit`` answers 413
 problem+json once a body grows past the limit, counting the bytes actually received rather than trusting
@@ -25,7 +25,7 @@ log = logging.getLogger("projector.access")
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 
-class RequestContext:
+class RequestLogging:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
@@ -133,6 +133,5 @@ class BodyLimit:
 def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", []):
         if key == name:
-            decoded: str = value.decode("latin-1")
-            return decoded
+            return bytes(value).decode("latin-1")
     return None

@@ -4,7 +4,7 @@ Which parts a role may carry is encoded in the types (``UserPart``, ``AssistantP
 fails validation with the path of the offending field instead of being stored and breaking a payload later.
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
@@ -136,12 +136,3 @@ AssistantPart = Annotated[
     TextPart | ReasoningPart | ToolCallPart | ToolApprovalRequestPart, Field(discriminator="type")
 ]
 ToolPart = Annotated[ToolResultPart | ToolApprovalResponsePart, Field(discriminator="type")]
-
-PART_TYPES_BY_ROLE: dict[str, tuple[str, ...]] = {
-    "system": ("text",),
-    "user": ("text", "image", "file"),
-    "assistant": ("text", "reasoning", "tool-call", "tool-approval-request"),
-    "tool": ("tool-result", "tool-approval-response"),
-}
-
-JsonObject = dict[str, Any]

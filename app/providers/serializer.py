@@ -129,7 +129,7 @@ def _clean_part(part: Any, message: ProjectedMessage, repairs: list[Repair]) -> 
     if extra:
         repairs.append(Repair("unknown-part-keys", f"removed {', '.join(extra)} from a {part_type} part", ids))
         return {key: value for key, value in part.items() if key in PART_KEYS[part_type]}
-    return part
+    return cast(dict[str, Any], part)
 
 
 def _fit(parts: list[dict[str, Any]], role: str, ids: tuple[str, ...], repairs: list[Repair]) -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
 """Idempotency keys remember the role of the key that claimed them, so a replay can refuse a lesser role.
 
-Revision ID: 0003
-Revises: 0002
-Create Date: 2026-11-30
+Revision ID: 0004
+Revises: 0003
+Create Date: 2026-12-01
 """
 
 from collections.abc import Sequence
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0003"
-down_revision: str | None = "0002"
+revision: str = "0004"
+down_revision: str | None = "0003"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
