@@ -1,6 +1,7 @@
 """The walls each key meets over HTTP: no key 401, a reader cannot write, a writer cannot write reserved
 kinds or delete, a runtime can do everything, and another tenant's session does not exist."""
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -73,8 +74,15 @@ async def test_with_a_valid_key_the_same_body_is_read(keyed_app: FastAPI) -> Non
 async def test_an_unknown_path_without_a_key_is_401_and_the_api_document_stays_open(keyed_app: FastAPI) -> None:
     async with http_client(keyed_app) as anonymous:
         assert (await anonymous.get("/no-such-thing")).status_code == 401
+        # An open prefix is a folder, not the start of any path.
+        assert (await anonymous.get("/uiprobe")).status_code == 401
         assert (await anonymous.get("/openapi.json")).status_code == 200
-        assert (await anonymous.get("/docs")).status_code == 200
+        docs = await anonymous.get("/docs")
+        assert docs.status_code == 200
+        # The page loads Swagger UI's script, style and icon from the service's own files, open too.
+        assets = re.findall(r'(?:src|href)="(/[^"]+)"', docs.text)
+        assert len(assets) >= 2, docs.text
+        assert [(await anonymous.get(asset)).status_code for asset in assets] == [200] * len(assets), assets
 
 
 async def test_an_unknown_key_is_401_invalid_token(keyed_app: FastAPI) -> None:
