@@ -6,6 +6,7 @@ session without change.
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     ForeignKeyConstraint,
@@ -21,7 +22,7 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSON, JSONB
 
 metadata = MetaData(
     naming_convention={
@@ -83,10 +84,17 @@ messages = Table(
     Column("run_id", String(128)),
     Column("role", Text, nullable=False),
     Column("kind", Text, nullable=False),
-    Column("content", JSONB, nullable=False),
+    # ``json`` keeps the text as written, so a NUL or an unpaired surrogate (as its ``\\u`` escape) is kept
+    # exactly; ``jsonb`` refuses both. Nothing queries inside content, and ``json`` reads back about twice
+    # as fast (no conversion from the binary form on every read).
+    Column("content", JSON, nullable=False),
+    # Metadata stays ``jsonb`` (merged and queried in SQL); the rare string it cannot hold is escaped.
     Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
     Column("token_estimate", Integer, nullable=False, server_default=text("0")),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    # Set at write time when content or metadata holds a NUL or an unpaired surrogate (or an escaped
+    # string): only such messages take the slow paths on read and on the way to a provider.
+    Column("unusual_text", Boolean, nullable=False, server_default=text("false")),
     PrimaryKeyConstraint("tenant_id", "session_id", "seq"),
     UniqueConstraint("tenant_id", "session_id", "id"),
     ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
