@@ -60,4 +60,3 @@ def _default(value: Any) -> Any:
     if isinstance(value, frozenset | set):
         return list(value)
     raise TypeError(f"{type(value).__name__} is not JSON")
-

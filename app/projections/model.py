@@ -338,7 +338,9 @@ class _Rules:
                 if key is not None:
                     self._plain[key] = shared
             metadata = shared
-        return ProjectedMessage(self.policy.view, role, message.kind, (message.id,), content, metadata)
+        return ProjectedMessage(
+            self.policy.view, role, message.kind, (message.id,), content, metadata, message.unusual_text
+        )
 
 
 _EXTRA_KEYS = ("provider", "model", "finishReason")

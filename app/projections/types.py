@@ -61,6 +61,9 @@ class ProjectedMessage:
     source_message_ids: tuple[str, ...]
     content: Content
     metadata: ProjectedMetadata = field(default_factory=ProjectedMetadata)
+    unusual_text: bool = False
+    """Made from a message marked at write time as holding a NUL or an unpaired UTF-16 surrogate: the
+    serializer cleans such text for the provider, and only in such messages."""
 
 
 @dataclass(frozen=True, slots=True)

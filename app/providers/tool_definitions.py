@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.providers.errors import InvalidToolDefinition
-from app.providers.surrogates import without_unpaired_surrogates
+from app.providers.sendable_text import holds_surrogate
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -44,7 +44,7 @@ def parse_tools(raw: Sequence[Mapping[str, Any]] | None) -> tuple[ToolDefinition
         description = item.get("description")
         if description is not None and not isinstance(description, str):
             raise InvalidToolDefinition("description must be a string", index=index)
-        if without_unpaired_surrogates(dict(item))[1]:
+        if holds_surrogate(dict(item)):
             raise InvalidToolDefinition("contains an unpaired UTF-16 surrogate, which no provider accepts", index=index)
         schema = item.get("inputSchema", EMPTY_OBJECT_SCHEMA)
         if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":

@@ -6,8 +6,8 @@ from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.store.metadata import merged_metadata
 from app.store.escaped_text import escape_fields, unescape_record, unescape_text
+from app.store.metadata import merged_metadata
 from app.store.records import RunRecord, core_columns
 from app.store.tables import runs
 
