@@ -61,8 +61,7 @@ def _escape_marked_strings() -> None:
     bind = op.get_bind()
     for row in bind.execute(
         sa.text(
-            "SELECT tenant_id, session_id, seq, metadata::text FROM messages"
-            " WHERE strpos(metadata::text, :mark) > 0"
+            "SELECT tenant_id, session_id, seq, metadata::text FROM messages WHERE strpos(metadata::text, :mark) > 0"
         ),
         {"mark": ESCAPE_MARK},
     ):
@@ -82,7 +81,8 @@ def _escape_marked_strings() -> None:
     for table, (keys, values) in _tables():
         for row in _rows_with_mark(bind, table, keys, values).mappings():
             assignments = ", ".join(
-                f"{name} = CAST(CAST(:{name} AS text) AS jsonb)" if name in JSONB_COLUMNS else f"{name} = :{name}" for name in values
+                f"{name} = CAST(CAST(:{name} AS text) AS jsonb)" if name in JSONB_COLUMNS else f"{name} = :{name}"
+                for name in values
             )
             where = " AND ".join(f"{name} = :{name}" for name in keys)
             parameters: dict[str, Any] = {name: row[name] for name in keys}

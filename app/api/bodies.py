@@ -18,7 +18,9 @@ def message_inputs(request: AppendMessagesRequest) -> list[MessageInput]:
             content=(
                 message.content
                 if isinstance(message.content, str)
-                else [part.model_dump(mode="json", exclude_unset=True) for part in message.content]
+                # Python mode: pydantic's JSON mode spells an unpaired surrogate in a key as three other
+                # characters, and the parts hold nothing but JSON values either way.
+                else [part.model_dump(exclude_unset=True) for part in message.content]
             ),
             id=message.id,
             metadata=message.metadata,

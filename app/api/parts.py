@@ -8,10 +8,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
-from app.api.wire import WireModel
+from app.api.wire import TextLength, WireModel
 
 ProviderOptions = dict[str, dict[str, JsonValue]]
-Id = Annotated[str, Field(min_length=1, max_length=1024)]
+Id = Annotated[str, TextLength(1, 1024)]
+ToolName = Annotated[str, TextLength(1, 256)]
 
 
 class _Part(WireModel):
@@ -44,7 +45,7 @@ class ReasoningPart(_Part):
 class ToolCallPart(_Part):
     type: Literal["tool-call"]
     tool_call_id: Id
-    tool_name: Annotated[str, Field(min_length=1, max_length=256)]
+    tool_name: ToolName
     input: JsonValue
     provider_executed: bool | None = None
 
@@ -111,7 +112,7 @@ ToolResultOutput = Annotated[TextOutput | JsonOutput | DeniedOutput | ContentOut
 class ToolResultPart(_Part):
     type: Literal["tool-result"]
     tool_call_id: Id
-    tool_name: Annotated[str, Field(min_length=1, max_length=256)]
+    tool_name: ToolName
     output: ToolResultOutput
     provider_executed: bool | None = None
 

@@ -7,7 +7,7 @@ from fastapi import Path
 from pydantic import AwareDatetime, ConfigDict, Field, JsonValue
 
 from app.api.parts import AssistantPart, SystemPart, ToolPart, UserPart
-from app.api.wire import WireModel
+from app.api.wire import TextLength, WireModel
 from app.engine.kinds import Role
 from app.projections.types import ProjectionContext, View
 
@@ -147,9 +147,9 @@ class CreateSessionRequest(WireModel):
     )
 
     id: ClientId | None = None
-    title: str | None = Field(default=None, max_length=1000)
+    title: Annotated[str, TextLength(0, 1000)] | None = None
     metadata: Metadata = Field(default_factory=dict)
-    model: str | None = Field(default=None, max_length=256, description="provider/modelId")
+    model: Annotated[str, TextLength(0, 256)] | None = Field(default=None, description="provider/modelId")
     context_window_tokens: int | None = Field(default=None, gt=0, le=INT32_MAX)
 
 

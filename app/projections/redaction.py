@@ -16,8 +16,8 @@ patterns need look-around (which RE2 refuses) or backtrack quadratically, and it
 npm tokens and unquoted AWS secret keys. All rules are one alternation, so a text is scanned once.
 """
 
-from collections.abc import Sequence
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 

@@ -127,11 +127,12 @@ def _restored(record: MessageRecord) -> MessageRecord:
 
 def _promoted(rows: list[asyncpg.Record]) -> list[EngineMessage]:
     """Rows of ``PersistedMessage``'s columns promoted, the metadata of marked ones unescaped first."""
-    if not any(map(_PERSISTED_UNUSUAL, rows)):
-        return promote_rows(_unpackable(rows))
-    restored: list[Sequence[Any]] = [
+    unpackable = _unpackable(rows)
+    if not any(map(_PERSISTED_UNUSUAL, unpackable)):
+        return promote_rows(unpackable)
+    restored = [
         _with_metadata(row, unescape_strings(row[_PERSISTED_METADATA])) if _PERSISTED_UNUSUAL(row) else row
-        for row in rows
+        for row in unpackable
     ]
     return promote_rows(restored)
 
