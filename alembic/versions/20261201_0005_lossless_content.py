@@ -4,106 +4,155 @@ surrogate survives), messages are marked when they hold such text, and the rare 
 
 Every row already stored holds only what ``jsonb`` held, so converting loses nothing. A stored string that
 happens to start with the escape mark is escaped now, so that it reads back as it was. Downgrading converts
-content back to ``jsonb``, which works only while no message holds such text: otherwise it is refused,
-naming how many, and nothing changes.
+content back to ``jsonb`` and writes escaped values back as they were, which works only while no message,
+session or run holds a NUL or an unpaired surrogate: otherwise it is refused, naming how many, and nothing
+changes.
 
 Revision ID: 0005
 Revises: 0004
 Create Date: 2026-12-01
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects.postgresql import JSONB
 
-from app.store.escaped_text import ESCAPE_MARK, escape_strings
+from app import lossless_json
+from app.store.escaped_text import ESCAPE_MARK, escape_strings, unescape_strings
 
 revision: str = "0005"
 down_revision: str | None = "0004"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-ESCAPED_COLUMNS = {
-    "sessions": (("tenant_id", "id"), ("title", "metadata", "model")),
-    "runs": (
-        ("tenant_id", "session_id", "id"),
+JSONB_VALUES = {"metadata", "tools", "format", "usage", "result"}
+MESSAGES = sa.table(
+    "messages",
+    *(sa.column(name) for name in ("tenant_id", "session_id", "seq", "content", "metadata", "unusual_text")),
+)
+ESCAPED = (
+    (sa.table("sessions", *(sa.column(name) for name in ("tenant_id", "id"))), ("title", "metadata", "model")),
+    (
+        sa.table("runs", *(sa.column(name) for name in ("tenant_id", "session_id", "id"))),
         ("agent", "model", "system", "tools", "variant", "format", "usage", "result", "metadata"),
     ),
-}
-"""The ``text`` and ``jsonb`` values of sessions and runs that may hold an escaped string, by table, after
-the columns that key a row."""
-JSONB_COLUMNS = {"metadata", "tools", "format", "usage", "result"}
+)
+"""Per table, the ``text`` and ``jsonb`` values of sessions and runs that may hold an escaped string (the
+table's columns are its key)."""
 
 
 def upgrade() -> None:
     op.execute("ALTER TABLE messages ALTER COLUMN content TYPE json USING content::json")
     op.add_column("messages", sa.Column("unusual_text", sa.Boolean(), nullable=False, server_default=sa.false()))
-    _escape_marked_strings()
+    bind = op.get_bind()
+    for key, metadata in _with_mark(bind, MESSAGES, ("metadata",), key=("tenant_id", "session_id", "seq")):
+        values = {"metadata": _as_jsonb(escape_strings(orjson.loads(metadata[0]))), "unusual_text": sa.true()}
+        bind.execute(sa.update(MESSAGES).where(*_matching(MESSAGES, key)).values(values))
+    _rewrite_sessions_and_runs(bind, _escaped)
 
 
 def downgrade() -> None:
     bind = op.get_bind()
-    marked = bind.execute(sa.text("SELECT count(*) FROM messages WHERE unusual_text")).scalar_one()
-    escaped = sum(len(_rows_with_mark(bind, table, keys, values).all()) for table, (keys, values) in _tables())
-    if marked or escaped:
+    kept = _unescape_what_jsonb_can_hold(bind)
+    if kept:
+        # Migrations run in one transaction: what was unescaped above is rolled back with this.
         raise RuntimeError(
-            f"{marked} messages and {escaped} sessions or runs hold text that jsonb and text columns cannot hold;"
-            " downgrading would lose it, so it is refused"
+            f"{kept} messages, sessions or runs hold text that jsonb and text columns cannot hold (a NUL or an"
+            " unpaired surrogate); downgrading would lose it, so it is refused"
         )
     op.drop_column("messages", "unusual_text")
     op.execute("ALTER TABLE messages ALTER COLUMN content TYPE jsonb USING content::jsonb")
 
 
-def _escape_marked_strings() -> None:
-    bind = op.get_bind()
-    for row in bind.execute(
-        sa.text(
-            "SELECT tenant_id, session_id, seq, metadata::text FROM messages WHERE strpos(metadata::text, :mark) > 0"
-        ),
-        {"mark": ESCAPE_MARK},
-    ):
-        tenant_id, session_id, seq, metadata = row
-        bind.execute(
-            sa.text(
-                "UPDATE messages SET metadata = CAST(CAST(:metadata AS text) AS jsonb), unusual_text = true"
-                " WHERE tenant_id = :tenant_id AND session_id = :session_id AND seq = :seq"
-            ),
-            {
-                "metadata": orjson.dumps(escape_strings(orjson.loads(metadata))).decode(),
-                "tenant_id": tenant_id,
-                "session_id": session_id,
-                "seq": seq,
-            },
-        )
-    for table, (keys, values) in _tables():
-        for row in _rows_with_mark(bind, table, keys, values).mappings():
-            assignments = ", ".join(
-                f"{name} = CAST(CAST(:{name} AS text) AS jsonb)" if name in JSONB_COLUMNS else f"{name} = :{name}"
-                for name in values
-            )
-            where = " AND ".join(f"{name} = :{name}" for name in keys)
-            parameters: dict[str, Any] = {name: row[name] for name in keys}
-            for name in values:
-                parameters[name] = _escaped(row[name], name in JSONB_COLUMNS)
-            bind.execute(sa.text(f"UPDATE {table} SET {assignments} WHERE {where}"), parameters)  # noqa: S608
+def _unescape_what_jsonb_can_hold(bind: Any) -> int:
+    """Writes back every escaped value whose original ``jsonb`` or ``text`` can hold (one that only started
+    with the mark); returns how many rows hold one it cannot."""
+    kept = 0
+    messages = MESSAGES
+    selected = sa.select(
+        messages.c.tenant_id,
+        messages.c.session_id,
+        messages.c.seq,
+        sa.cast(messages.c.content, sa.Text),
+        sa.cast(messages.c.metadata, sa.Text),
+    ).where(messages.c.unusual_text)
+    for tenant_id, session_id, seq, content, metadata in bind.execute(selected).all():
+        original = unescape_strings(orjson.loads(metadata))
+        if not (_holdable(lossless_json.loads(content)) and _holdable(original)):
+            kept += 1
+            continue
+        key = {"tenant_id": tenant_id, "session_id": session_id, "seq": seq}
+        values = {"metadata": _as_jsonb(original), "unusual_text": sa.false()}
+        bind.execute(sa.update(messages).where(*_matching(messages, key)).values(values))
+    return kept + _rewrite_sessions_and_runs(bind, _original)
 
 
-def _tables() -> list[tuple[str, tuple[tuple[str, ...], tuple[str, ...]]]]:
-    return list(ESCAPED_COLUMNS.items())
+def _rewrite_sessions_and_runs(bind: Any, rewrite: Callable[[str | None, bool], Any]) -> int:
+    """Every session and run value holding the mark, rewritten; returns how many rows ``rewrite`` refused
+    (by raising ``ValueError``) and left as they were."""
+    refused = 0
+    for table, names in ESCAPED:
+        for key, texts in _with_mark(bind, table, names, key=tuple(column.name for column in table.columns)):
+            try:
+                values = {name: rewrite(text, name in JSONB_VALUES) for name, text in zip(names, texts, strict=True)}
+            except ValueError:
+                refused += 1
+                continue
+            columns = sa.table(table.name, *(sa.column(name) for name in (*key, *names)))
+            bind.execute(sa.update(columns).where(*_matching(columns, key)).values(values))
+    return refused
 
 
-def _rows_with_mark(bind: Any, table: str, keys: tuple[str, ...], values: tuple[str, ...]) -> Any:
-    selected = ", ".join([*keys, *(f"{name}::text AS {name}" for name in values)])
-    condition = " OR ".join(f"strpos({name}::text, :mark) > 0" for name in values)
-    return bind.execute(sa.text(f"SELECT {selected} FROM {table} WHERE {condition}"), {"mark": ESCAPE_MARK})  # noqa: S608
+def _with_mark(
+    bind: Any, table: sa.TableClause, names: tuple[str, ...], *, key: tuple[str, ...]
+) -> list[tuple[dict[str, Any], tuple[str | None, ...]]]:
+    """The rows of ``table`` where one of ``names`` holds the escape mark: their key, and those values as text."""
+    columns = sa.table(table.name, *(sa.column(name) for name in (*key, *names)))
+    as_text = [sa.cast(columns.c[name], sa.Text) for name in names]
+    selected = sa.select(*(columns.c[name] for name in key), *as_text).where(
+        sa.or_(*(sa.func.strpos(value, ESCAPE_MARK) > 0 for value in as_text))
+    )
+    return [(dict(zip(key, row[: len(key)], strict=True)), tuple(row[len(key) :])) for row in bind.execute(selected)]
 
 
-def _escaped(text: str | None, is_json: bool) -> str | None:
+def _matching(table: sa.TableClause, key: dict[str, Any]) -> list[Any]:
+    return [table.c[name] == value for name, value in key.items()]
+
+
+def _escaped(text: str | None, is_json: bool) -> Any:
     if text is None:
         return None
-    if is_json:
-        return orjson.dumps(escape_strings(orjson.loads(text))).decode()
-    return str(escape_strings(text))
+    return _as_jsonb(escape_strings(orjson.loads(text))) if is_json else str(escape_strings(text))
+
+
+def _original(text: str | None, is_json: bool) -> Any:
+    """The value as it was before escaping; ``ValueError`` when ``jsonb`` or ``text`` cannot hold it."""
+    if text is None:
+        return None
+    value = unescape_strings(orjson.loads(text) if is_json else text)
+    if not _holdable(value):
+        raise ValueError("holds a NUL or an unpaired surrogate")
+    return _as_jsonb(value) if is_json else value
+
+
+def _as_jsonb(value: Any) -> Any:
+    return sa.cast(sa.literal(orjson.dumps(value).decode(), sa.Text), JSONB)
+
+
+def _holdable(value: Any) -> bool:
+    """What ``jsonb`` and ``text`` hold: no NUL, no unpaired surrogate (which orjson refuses)."""
+    try:
+        orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return False
+    if isinstance(value, str):
+        return "\x00" not in value
+    if isinstance(value, dict):
+        return all(_holdable(key) and _holdable(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_holdable(item) for item in value)
+    return True

@@ -59,7 +59,7 @@ def test_lone_surrogates_in_the_system_prompt_become_replacement_characters_and_
 
 def test_a_marked_message_is_cleaned_for_the_target_and_each_change_reported_naming_it() -> None:
     [marked] = raw(user("cat image.png: \x89PNG\x00\x00 and half \ud83d"))
-    marked = replace(marked, unusual_text=True)
+    assert marked.unusual_text
     kept, kept_repairs = to_chat_messages([marked])
     removed, removed_repairs = to_chat_messages([marked], remove_nul=True)
     assert kept[0]["content"] == [{"type": "text", "text": "cat image.png: \x89PNG\x00\x00 and half \ufffd"}]
@@ -73,15 +73,15 @@ def test_a_marked_message_is_cleaned_for_the_target_and_each_change_reported_nam
 
 def test_every_string_of_a_marked_message_is_cleaned_keys_and_tool_inputs_included() -> None:
     [marked] = raw(tool_call("c1", "Read", **{"pa\x00th": "src/\udc00.ts"}))
-    messages, _ = to_chat_messages([replace(marked, unusual_text=True)], remove_nul=True)
+    messages, _ = to_chat_messages([marked], remove_nul=True)
     assert messages[0]["content"][0]["input"] == {"path": "src/\ufffd.ts"}
 
 
 def test_an_unmarked_message_is_never_looked_at() -> None:
     """The mark set at write time is the only trigger: an unmarked message goes on as it is, whatever it
     holds, which is what makes clean messages cost nothing."""
-    [unmarked] = raw(user("a\x00b"))
-    messages, repairs = to_chat_messages([unmarked], remove_nul=True)
+    [marked] = raw(user("a\x00b"))
+    messages, repairs = to_chat_messages([replace(marked, unusual_text=False)], remove_nul=True)
     assert messages[0]["content"] == [{"type": "text", "text": "a\x00b"}]
     assert repairs == []
 
