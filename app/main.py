@@ -20,7 +20,7 @@ from app.api.idempotency import Idempotency, declare_idempotency_key
 from app.api.middleware import BodyLimit, HeaderLimit, RequestLogging
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
-from app.api.routes import chat, context, health, messages, projection, runs, sessions, ui
+from app.api.routes import chat, context, health, imports, messages, projection, runs, sessions, ui
 from app.context.model_server import ModelServerWindows
 from app.context.summarizer import Summarizer
 from app.observability import configure_logging
@@ -164,6 +164,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     app.openapi = openapi_with_trust  # type: ignore[method-assign]
     install_problem_handlers(app)
     for router in (
+        imports.router,
         sessions.router,
         messages.router,
         runs.router,
