@@ -96,6 +96,8 @@ async def import_file(
 ) -> ImportOutcome:
     """With ``strict``, a line the importer cannot read or a message the append checks refuse is a 422 and
     nothing is stored; otherwise they are reported and the rest is stored."""
+    if not data.strip():
+        raise InvalidInput("body: the file is empty", field="body")
     # Parsing a file of megabytes takes a while: off the event loop, so other requests keep being served.
     result = await asyncio.to_thread(parse_import, format, data, strict=strict, session_id=session_id)
     prepared = [

@@ -196,3 +196,9 @@ async def test_text_a_jsonb_column_cannot_hold_is_imported_exactly(client: httpx
     assert response.status_code == 201, response.text
     stored = json.loads((await client.get(f"/sessions/{response.json()['sessions'][0]['id']}/messages/msg_1")).content)
     assert stored["content"] == [{"type": "text", "text": "\x89PNG\x00\x00 and half an emoji \ud83d"}]
+
+
+async def test_an_empty_body_is_422(client: httpx.AsyncClient) -> None:
+    response = await post_file(client, "pi", b"  \n")
+    assert response.status_code == 422
+    assert response.json()["field"] == "body"
