@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Path
 from pydantic import AwareDatetime, Field, JsonValue
 
-from app.api.parts import AssistantPart, SystemPart, ToolPart, UserPart
+from app.engine.parts import AssistantPart, SystemPart, ToolPart, UserPart
 from app.api.wire import WireModel
 from app.engine.kinds import Role
 from app.projections.types import ProjectionContext, View
