@@ -10,7 +10,7 @@ blocks appear; ``max_tokens`` always set. Never edits a signed block.
 from typing import Any
 
 from app.projections.types import Repair
-from app.providers.conversation import NO_OUTPUT, START, Settled, wrap_system_note
+from app.providers.conversation import NO_OUTPUT, START, Settled, unsettled, wrap_system_note
 from app.providers.media import Media, part_media, unreadable
 from app.providers.tool_definitions import EMPTY_OBJECT_SCHEMA, ToolDefinition
 from app.providers.tool_ids import ToolIdMap, all_kept
@@ -58,6 +58,8 @@ def to_anthropic(
                     )
             case "tool":
                 _add(turns, "user", [_tool_result(part, tool_ids, repairs) for part in message["content"]], repairs)
+            case other:
+                unsettled("anthropic", f"a {other!r} message")
         if pending_media and _next_role(settled.messages, index) != "tool":
             # After the tool results, never before them: tool_result blocks must open the user turn.
             repairs.append(Repair("media-moved", "anthropic: assistant media moved to the next user turn"))
@@ -172,6 +174,8 @@ def _ordered_assistant_blocks(
                 uses.append(
                     {"type": "tool_use", "id": part["toolCallId"], "name": part["toolName"], "input": part["input"]}
                 )
+            case other:
+                unsettled("anthropic", f"an assistant {other!r} part")
     if order_changed:
         repairs.append(Repair("assistant-block-order", "anthropic: thinking first, then text, then tool_use"))
     if thinking and not texts and not uses:
@@ -195,9 +199,13 @@ def _thinking(part: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _user_block(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
-    if part["type"] == "text":
-        return {"type": "text", "text": part["text"]}
-    return _media_block(part_media(part), repairs)
+    match part["type"]:
+        case "text":
+            return {"type": "text", "text": part["text"]}
+        case "image" | "file":
+            return _media_block(part_media(part), repairs)
+        case other:
+            unsettled("anthropic", f"a user {other!r} part")
 
 
 def _media_block(media: Media, repairs: list[Repair]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ byte for byte).
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from app.projections.plain_text import is_blank
 from app.projections.types import Repair
@@ -425,6 +425,16 @@ def _missing_result(
         repairs.append(Repair("interrupted-tool-call", f"call {original!r} had no result; added an error result"))
         output = {"type": "error-text", "value": INTERRUPTED}
     return {"type": "tool-result", "toolCallId": new_id, "toolName": name, "output": output}
+
+
+class UnsettledMessage(Exception):
+    """An adapter was handed a role or a part that ``settle`` never lets through: a bug here, not bad input."""
+
+
+def unsettled(adapter: str, found: str) -> NoReturn:
+    """Every adapter's dispatch ends here for what it does not know, so a new role or part type that an
+    adapter forgets fails the first test that sends one instead of vanishing from a payload."""
+    raise UnsettledMessage(f"{adapter}: {found} cannot reach an adapter after settle")
 
 
 START = "[Start of conversation]"
