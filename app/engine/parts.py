@@ -155,7 +155,6 @@ AssistantPart = Annotated[
 ToolPart = Annotated[ToolResultPart | ToolApprovalResponsePart, Field(discriminator="type")]
 
 
-
 def part_models(union: object) -> tuple[type[PartModel], ...]:
     """The part models of a role's union (``UserPart``...), in their order."""
     (members, *_) = get_args(union)
