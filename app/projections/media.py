@@ -71,7 +71,8 @@ def readable_content(
             notes.append(f"{media_type_of(part)} attachment replaced by text: the target cannot read it")
         else:
             parts.append(part)
-    return parts, notes
+    # Nothing replaced: the content goes on as the same list (the accounting reads it as not changed).
+    return (parts if notes else content), notes
 
 
 def readable_items(

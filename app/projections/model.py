@@ -8,7 +8,7 @@ the same output. Never serializes for a provider, never reads storage or the clo
 The compact view reuses this pipeline with its own ``ContextPolicy``.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, assert_never
@@ -40,9 +40,6 @@ from app.projections.types import (
 from app.projections.window import COMPACTION_KINDS, Window, completes_its_boundary, select_window, summary_for
 
 REMINDER_TAGS = frozenset({"reminder", "runtime-reminder", "system-reminder"})
-_TOOL_KINDS = frozenset({Kind.TOOL_RESULT, Kind.TOOL_APPROVAL_RESPONSE})
-ASSISTANT_KINDS = frozenset({Kind.ASSISTANT_TEXT, Kind.ASSISTANT_REASONING, Kind.TOOL_CALL, Kind.TOOL_APPROVAL_REQUEST})
-"""The kinds the assistant rule projects (the accounting counts them the same way)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,43 +163,32 @@ class _Rules:
         metadata = message.metadata
         if metadata and metadata.get("eligibleForModelContext") is False and message.kind is not Kind.COMPACT_BOUNDARY:
             return Hidden("eligibleForModelContext is false")
-        # The commonest kinds by set lookup first: each case below reads an enum member (a descriptor
-        # call, about 0.2 us) and a match tries its cases in order. The match stays the exhaustive rule.
-        kind = message.kind
-        if kind in _TOOL_KINDS:
-            return self._tool(message)
-        if kind in ASSISTANT_KINDS:
-            return self._assistant(message)
-        match kind:
-            case Kind.TOOL_RESULT | Kind.TOOL_APPROVAL_RESPONSE:
-                return self._tool(message)
-            case Kind.ASSISTANT_TEXT | Kind.ASSISTANT_REASONING | Kind.TOOL_CALL | Kind.TOOL_APPROVAL_REQUEST:
-                return self._assistant(message)
-            case Kind.USER_INPUT:
-                content, notes = readable_content(message.content, self.readable, self.policy.media_style)
-                return self._finish(message, "user", content, notes)
-            case Kind.SYSTEM_NOTE:
-                return self._finish(message, "system", message.content, [])
-            case Kind.COMPACT_BOUNDARY:
-                return Hidden(self._boundary_reason(message))
-            case Kind.COMPACT_SUMMARY:
-                return Hidden(self._summary_reason(message))
-            case Kind.RUNTIME_REMINDER:
-                return self._reminder(message)
-            case Kind.HANDOFF_SUMMARY:
-                return self._wrapped(message, HANDOFF_PREAMBLE)
-            case Kind.BRANCH_SUMMARY:
-                return self._wrapped(message, BRANCH_PREAMBLE)
-            case Kind.AGENT_SWITCH_NOTE:
-                if not marked_as_reminder(message):
-                    return Hidden("agent switch marker: UI only (not tagged as a reminder)")
-                return self._reminder(message)
-            case Kind.BASH_EXECUTION:
-                return self._bash(message)
-            case Kind.CUSTOM:
-                return self._custom(message)
-            case _:
-                assert_never(message.kind)
+        return _RULE[message.kind](self, message)
+
+    def _user(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        content, notes = readable_content(message.content, self.readable, self.policy.media_style)
+        return self._finish(message, "user", content, notes)
+
+    def _system_note(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        return self._finish(message, "system", message.content, [])
+
+    def _boundary(self, message: EngineMessage) -> Hidden:
+        return Hidden(self._boundary_reason(message))
+
+    def _unused_summary(self, message: EngineMessage) -> Hidden:
+        """Every summary but the applied one, which ``summary`` sends first."""
+        return Hidden(self._summary_reason(message))
+
+    def _handoff(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        return self._wrapped(message, HANDOFF_PREAMBLE)
+
+    def _branch(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        return self._wrapped(message, BRANCH_PREAMBLE)
+
+    def _agent_switch(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        if not marked_as_reminder(message):
+            return Hidden("agent switch marker: UI only (not tagged as a reminder)")
+        return self._reminder(message)
 
     def _boundary_reason(self, message: EngineMessage) -> str:
         if self.window is not None and message.id == self.window.compaction.boundary.id:
@@ -230,9 +216,9 @@ class _Rules:
             # No reasoning, no provider options, no blank text: no rule changes these parts, so the
             # stored list is passed on as it is (nothing downstream edits a projected message in place).
             return self._message(message, "assistant", content, [])
-        parts, notes = reasoning_for_model(content, message.metadata, self.reasoning)
+        parts, notes, reasoning = reasoning_for_model(content, message.metadata, self.reasoning)
         parts, stripped = strip_foreign_provider_options(parts, message.metadata, self.reasoning)
-        return self._finish(message, "assistant", parts, [*notes, *stripped])
+        return self._finish(message, "assistant", parts, [*notes, *stripped], reasoning)
 
     def _tool(self, message: EngineMessage) -> ProjectedMessage | Hidden:
         content = message.content
@@ -298,19 +284,27 @@ class _Rules:
         return self._finish(message, "user", content, notes)
 
     def _finish(
-        self, message: EngineMessage, role: Role, content: Content, notes: list[str]
+        self,
+        message: EngineMessage,
+        role: Role,
+        content: Content,
+        notes: list[str],
+        reasoning: tuple[dict[str, Any], ...] = (),
     ) -> ProjectedMessage | Hidden:
-        """Blank text is never sent: a blank message is hidden, blank text parts are removed."""
+        """Blank text is never sent: a blank message is hidden, blank text parts are removed. Content with
+        nothing to remove goes on as the same list, so the accounting sees that it was not changed."""
         if isinstance(content, str):
             if is_blank(content):
                 return Hidden("empty: no text to send")
             return self._message(message, role, content, notes)
         kept = [p for p in content if not (p.get("type") == "text" and is_blank(str(p.get("text", ""))))]
-        if len(kept) < len(content):
+        if len(kept) == len(content):
+            kept = content
+        else:
             notes = [*notes, f"{len(content) - len(kept)} empty text part(s) removed"]
         if not kept:
             return Hidden("empty: nothing left to send" + (f" ({'; '.join(notes)})" if notes else ""))
-        return self._message(message, role, kept, notes)
+        return self._message(message, role, kept, notes, reasoning=reasoning)
 
     def _message(
         self,
@@ -321,6 +315,7 @@ class _Rules:
         *,
         truncated: bool = False,
         compacted: bool = False,
+        reasoning: tuple[dict[str, Any], ...] = (),
     ) -> ProjectedMessage:
         if notes:
             self.diagnostics.reasons.setdefault(message.id, []).extend(notes)
@@ -338,7 +333,45 @@ class _Rules:
                 if key is not None:
                     self._plain[key] = shared
             metadata = shared
-        return ProjectedMessage(self.policy.view, role, message.kind, (message.id,), content, metadata)
+        return ProjectedMessage(self.policy.view, role, message.kind, (message.id,), content, metadata, reasoning)
+
+
+Rule = Callable[[_Rules, EngineMessage], ProjectedMessage | Hidden]
+
+
+def _rule(kind: Kind) -> Rule:
+    """Each kind's rule: one exhaustive match, read once into ``_RULE`` so that projecting a message is one
+    table lookup (a match tries its cases in order, reading an enum member for each)."""
+    match kind:
+        case Kind.TOOL_RESULT | Kind.TOOL_APPROVAL_RESPONSE:
+            return _Rules._tool
+        case Kind.ASSISTANT_TEXT | Kind.ASSISTANT_REASONING | Kind.TOOL_CALL | Kind.TOOL_APPROVAL_REQUEST:
+            return _Rules._assistant
+        case Kind.USER_INPUT:
+            return _Rules._user
+        case Kind.SYSTEM_NOTE:
+            return _Rules._system_note
+        case Kind.COMPACT_BOUNDARY:
+            return _Rules._boundary
+        case Kind.COMPACT_SUMMARY:
+            return _Rules._unused_summary
+        case Kind.RUNTIME_REMINDER:
+            return _Rules._reminder
+        case Kind.HANDOFF_SUMMARY:
+            return _Rules._handoff
+        case Kind.BRANCH_SUMMARY:
+            return _Rules._branch
+        case Kind.AGENT_SWITCH_NOTE:
+            return _Rules._agent_switch
+        case Kind.BASH_EXECUTION:
+            return _Rules._bash
+        case Kind.CUSTOM:
+            return _Rules._custom
+        case _:
+            assert_never(kind)
+
+
+_RULE: dict[Kind, Rule] = {kind: _rule(kind) for kind in Kind}
 
 
 _EXTRA_KEYS = ("provider", "model", "finishReason")
