@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.context.accounting import DEFAULT_CONTEXT, model_tokens, sent_to_model
+from app.context.accounting import DEFAULT_CONTEXT, model_costs
 from app.context.config import TailPolicy
 from app.context.errors import CompactionRefused
 from app.context.history_window import history_window
@@ -98,12 +98,13 @@ def select_compaction(
     if not body:
         raise CompactionRefused("nothing_to_compact", "there are no messages after the last compaction")
     splits = _splitting_cuts(body)
-    tokens = [model_tokens(m, ctx) if sent_to_model(m, ctx) else 0 for m in body]
+    costs = model_costs(messages, ctx)
+    tokens = [costs.get(m.id, 0) for m in body]
     if through_message_id is not None:
         cut = _explicit_cut(body, splits, through_message_id)
     else:
         cut = _policy_cut(body, splits, tokens, _tail_budget(policy, window_tokens), policy.max_user_turns)
-    summary_tokens = model_tokens(previous.summary, ctx) if previous else 0
+    summary_tokens = costs.get(previous.summary.id, 0) if previous else 0
     return CompactionSelection(
         previous=previous,
         previous_summary=plain_text(previous.summary.content).strip() if previous else None,

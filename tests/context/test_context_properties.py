@@ -6,7 +6,7 @@ from itertools import accumulate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.context.accounting import ContextReport, _costs, account_context, model_tokens, sent_to_model, usage_tokens
+from app.context.accounting import ContextReport, account_context, sent_messages, usage_tokens
 from app.context.compaction import build_compaction, select_compaction
 from app.context.config import PrunePolicy, TailPolicy, ThresholdPolicy
 from app.context.errors import CompactionRefused
@@ -122,7 +122,7 @@ def test_pruning_only_marks_old_unprotected_results_and_only_when_worth_it(messa
     assert plan.tokens_saved == 0 if not plan.message_ids else plan.tokens_saved >= minimum
 
 
-# The one-pass accounting and the fast history window against the way they were first written ---------------
+# The accounting against the model view, and the fast history window against the way it was first written ------
 
 SECTION_OF = {
     Kind.SYSTEM_NOTE: "system",
@@ -205,23 +205,38 @@ def counted(report: ContextReport) -> dict:
 
 
 def reference_report(messages: list[EngineMessage], ctx: ProjectionContext, request_tokens: int) -> dict:
-    """Each sent message costed on its own, the anchor found by sorting the sent messages by seq."""
-    window = history_window(messages)
-    sent = [m for m in window.messages if sent_to_model(m, ctx)]
+    """The view's messages costed one by one, the anchor found by sorting all messages newest first."""
+    view = project_model(messages, ctx)
+    sent = sent_messages(view, messages)
     sections = {"system": max(request_tokens, 0), "summary": 0, "messages": 0, "toolResults": 0, "reasoning": 0}
-    for m in sent:
-        tokens, reasoning = _costs(m, ctx)
-        sections[SECTION_OF.get(m.kind, "messages")] += tokens
-        sections["reasoning"] += reasoning
-    stale = window.boundary_seq
-    for m in sorted(sent, key=lambda m: m.seq, reverse=True):
+    for each in sent:
+        sections[SECTION_OF.get(each.message.kind, "messages")] += each.tokens
+        sections["reasoning"] += each.reasoning
+    applied = view.diagnostics.applied_compact_boundary_id
+    stale = next((m.seq for m in messages if m.id == applied), None)
+    for m in sorted(messages, key=lambda m: m.seq, reverse=True):
         tokens = usage_tokens(m, ctx.model, {}) if stale is None or m.seq > stale else None
         if tokens is not None:
-            after = sum(model_tokens(n, ctx) for n in sent if n.seq > m.seq)
+            after = sum(later.total for later in sent if later.message.seq > m.seq)
             anchor = {"messageId": m.id, "tokens": tokens}
             return {"sections": sections, "usage": anchor, "tokensAfterUsage": after, "totalTokens": tokens + after}
     total = sum(sections.values())
     return {"sections": sections, "usage": None, "tokensAfterUsage": total, "totalTokens": total}
+
+
+@SETTINGS
+@given(given_histories(), contexts)
+def test_the_accounting_counts_exactly_what_the_model_view_sends(messages, ctx):
+    """Sent means in the view's output, and a message costs the estimate of what the view sends for it (the
+    histories here store ``estimate_tokens`` of their content, as the store does)."""
+    view = project_model(messages, ctx)
+    sent = sent_messages(view, messages)
+    assert [each.message.id for each in sent] == [id_ for m in view.messages for id_ in m.source_message_ids]
+    assert {each.message.id for each in sent}.isdisjoint(view.diagnostics.hidden_message_ids)
+    for each, projected in zip(sent, view.messages, strict=True):
+        assert each.total == estimate_tokens(projected.content)
+        assert each.reasoning == estimate_tokens(list(projected.reasoning))
+        assert all(any(part is given for given in projected.content) for part in projected.reasoning)
 
 
 @SETTINGS
@@ -231,13 +246,8 @@ def test_history_window_is_the_deduplicated_history_by_seq_whatever_order_it_com
 
 
 @SETTINGS
-@given(given_histories(), contexts, st.integers(-5, 300), st.data())
-def test_accounting_matches_costing_each_sent_message_on_its_own(messages, ctx, request_tokens, data):
-    results = [m.token_estimate for m in messages if m.kind is Kind.TOOL_RESULT]
-    if results and data.draw(st.booleans()):
-        # Around four times a result's estimate, where it stops being a result that cannot be cut.
-        edge = 4 * data.draw(st.sampled_from(results)) + data.draw(st.sampled_from([-1, 0, 1]))
-        ctx = replace(ctx, tool_result_soft_limit_chars=edge)
+@given(given_histories(), contexts, st.integers(-5, 300))
+def test_accounting_sums_the_sent_messages_by_section_from_the_newest_usage_that_counts(messages, ctx, request_tokens):
     report = account_context(
         messages,
         window=ContextWindow(None, "none"),
