@@ -18,7 +18,7 @@ from app.context.window import ContextWindow
 from app.engine.message import EngineMessage
 from app.engine.tokens import estimate_tokens
 from app.errors import NotFound
-from app.projections.types import ProjectionContext
+from app.projections.types import Projection, ProjectionContext
 from app.projections.window import FIRST_SEQ
 from app.settings import Settings
 from app.store.database import Database
@@ -98,8 +98,10 @@ def count_context(
     *,
     max_output_tokens: int | None = None,
     extra_tokens: int = 0,
+    view: Projection | None = None,
 ) -> ContextReport:
-    """The synchronous rest of ``context_report``, once the window size is known."""
+    """The synchronous rest of ``context_report``, once the window size is known; ``view``: the model view
+    under ``ctx`` when the caller has built it already."""
     return account_context(
         window.messages,
         window=resolved,
@@ -108,6 +110,7 @@ def count_context(
         max_output_tokens=max_output_tokens,
         request_tokens=extra_tokens,
         run_models=window.run_models,
+        view=view,
     )
 
 

@@ -8,7 +8,6 @@ from app.api.bodies import diagnostics_body
 from app.api.cycle_collector import cycle_collection_paused
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.model_context import (
-    SessionWindow,
     count_context,
     load_session_window,
     request_tokens,
@@ -19,7 +18,7 @@ from app.api.responses import OrjsonResponse
 from app.api.schemas import ChatRequestBody, ChatResponseBody
 from app.errors import InvalidInput
 from app.projections.projector import project
-from app.projections.types import ProjectionContext, View
+from app.projections.types import Projection, View
 from app.providers.chat_request import ChatRequest, build_chat_request
 from app.providers.registry import adapter_for
 
@@ -55,7 +54,8 @@ async def chat(
     # The cycle collector is paused over the synchronous stretches only, never across an await (see its
     # module); each runs in a function of its own so that what it made and dropped is freed before resuming.
     with cycle_collection_paused():
-        built = chat_request(body, window, ctx, model=model, system=system, tools=tools)
+        view = project(View.MODEL, window.messages, ctx)
+        built = chat_request(body, view, model=model, system=system, tools=tools)
     resolved = await window_size(window, ctx, request.app.state.model_windows)
     with cycle_collection_paused():
         report = count_context(
@@ -65,6 +65,7 @@ async def chat(
             settings,
             max_output_tokens=body.max_output_tokens,
             extra_tokens=request_tokens(system, tools),
+            view=view,
         )
         return OrjsonResponse(
             {
@@ -78,16 +79,10 @@ async def chat(
 
 
 def chat_request(
-    body: ChatRequestBody,
-    window: SessionWindow,
-    ctx: ProjectionContext,
-    *,
-    model: str,
-    system: str | None,
-    tools: list[dict[str, Any]] | None,
+    body: ChatRequestBody, view: Projection, *, model: str, system: str | None, tools: list[dict[str, Any]] | None
 ) -> ChatRequest:
     return build_chat_request(
-        project(View.MODEL, window.messages, ctx),
+        view,
         provider=body.provider,
         model=model,
         system=system,
