@@ -11,25 +11,9 @@ from app.projections.model import project_model
 from app.projections.types import ProjectionContext
 from app.projections.window import newest_complete_compaction, window_start_seq
 from tests.projections.invariants import assert_calls_next_to_results
-from tests.strategies import PROVIDER_MODELS, engine_histories
+from tests.strategies import contexts, engine_histories
 
 FAST = settings(max_examples=80, deadline=None)
-
-
-@st.composite
-def contexts(draw: st.DrawFn) -> ProjectionContext:
-    provider, model = draw(st.sampled_from([(None, None), *PROVIDER_MODELS]))
-    return ProjectionContext(
-        provider=provider,
-        model=model,
-        include_reasoning=draw(st.booleans()),
-        reasoning_fallback=draw(st.sampled_from(["drop", "text"])),
-        include_tool_results=draw(st.integers(0, 4)) > 0,
-        tool_result_soft_limit_chars=draw(st.sampled_from([0, 50, 50_000])),
-        apply_compact_boundary=draw(st.integers(0, 4)) > 0,
-        inject_runtime_reminder=draw(st.booleans()),
-        readable_media=draw(st.sampled_from([None, (), ("image/*",)])),
-    )
 
 
 @FAST
