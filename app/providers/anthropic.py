@@ -226,22 +226,26 @@ def _media_block(media: Media, repairs: list[Repair]) -> dict[str, Any]:
 
 
 def _tool_result(part: dict[str, Any], tool_ids: list[str], repairs: list[Repair]) -> dict[str, Any]:
-    raw = part["output"]
     tool_use_id = part["toolCallId"]
     tool_ids.append(tool_use_id)
-    raw_type = raw.get("type")
-    if raw_type == "text" or raw_type == "error-text":
-        # The common text result, read as read_output would read it (one text item; an empty one is
-        # "(no output)"), without building the general reading.
-        text = str(raw.get("value"))
-        if raw_type == "error-text":
-            texts = [{"type": "text", "text": text}]
-            return {"type": "tool_result", "tool_use_id": tool_use_id, "content": texts, "is_error": True}
-        return {
-            "type": "tool_result",
-            "tool_use_id": tool_use_id,
-            "content": [{"type": "text", "text": text or NO_OUTPUT}],
-        }
+    output = part["output"]
+    return _text_result(tool_use_id, output) or _read_result(tool_use_id, output, repairs)
+
+
+def _text_result(tool_use_id: str, output: dict[str, Any]) -> dict[str, Any] | None:
+    """The common text result, built as ``_read_result`` builds it (one text item; an empty one is "(no
+    output)") without reading the output in general; ``None`` for any other output."""
+    output_type = output.get("type")
+    if output_type == "error-text":
+        texts = [{"type": "text", "text": str(output.get("value"))}]
+        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": texts, "is_error": True}
+    if output_type == "text":
+        texts = [{"type": "text", "text": str(output.get("value")) or NO_OUTPUT}]
+        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": texts}
+    return None
+
+
+def _read_result(tool_use_id: str, raw: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
     output = read_output(raw)
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
     if output.is_error:
