@@ -134,15 +134,6 @@ def _kind_from_shape(role: Role, content: Content) -> Kind:
 def _assistant_kind(content: Content) -> Kind:
     if isinstance(content, str):
         return Kind.ASSISTANT_TEXT
-    # One pass over the parts: promotion runs on every message of every view.
-    if len(content) == 1:
-        # The common single-part message: its type alone decides, without building a set.
-        only = content[0].get("type")
-        if only == "tool-call":
-            return Kind.TOOL_CALL
-        if only == "tool-approval-request":
-            return Kind.TOOL_APPROVAL_REQUEST
-        return Kind.ASSISTANT_REASONING if only == "reasoning" else Kind.ASSISTANT_TEXT
     types = {part.get("type") for part in content}
     if "tool-call" in types:
         return Kind.TOOL_CALL
