@@ -105,9 +105,11 @@ def _fits_as_is(parts: list[Any], shapes: dict[str | None, _Shape]) -> bool:
     return True
 
 
-def _clean_part(part: Any, message: ProjectedMessage, repairs: list[Repair]) -> dict[str, Any] | None:
+def _clean_part(given: Any, message: ProjectedMessage, repairs: list[Repair]) -> dict[str, Any] | None:
+    """The part in its stored shape (``PART_KEYS``, ``REQUIRED_STRINGS``), or ``None``; every change reported."""
     ids = message.source_message_ids
-    part_type = part.get("type") if isinstance(part, dict) else None
+    part: dict[str, Any] = given if isinstance(given, dict) else {}
+    part_type = part.get("type")
     if part_type not in PART_KEYS:
         repairs.append(Repair("unknown-part", f"dropped a part of unknown type {part_type!r}", ids))
         return None
