@@ -75,7 +75,9 @@ def strip_foreign_provider_options(
     if why_not is None:
         return parts, []
     out = [
-        {k: v for k, v in part.items() if k != "providerOptions"} if part.get("type") != "reasoning" else part
+        {k: v for k, v in part.items() if k != "providerOptions"}
+        if "providerOptions" in part and part.get("type") != "reasoning"
+        else part
         for part in parts
     ]
     return out, [f"provider metadata removed from parts: {why_not}"]
