@@ -26,11 +26,8 @@ from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.engine.tokens import estimate_tokens
 from app.projections.model import project_model
-from app.projections.tool_output import CLEARED, ResultPolicy, result_for_model
+from app.projections.tool_output import ResultPolicy, result_for_model
 from app.projections.types import Projection, ProjectionContext
-
-PRUNED_TOOL_RESULT_TEXT = CLEARED
-"""What the model view sends instead of a pruned result (DESIGN section 4, rule 3)."""
 
 DEFAULT_CONTEXT = ProjectionContext()
 

@@ -174,28 +174,6 @@ def build_compaction(
     return CompactionPlan(boundary, summary_message, selection, summary_tokens + selection.kept_tokens)
 
 
-def plan_compaction(
-    messages: Sequence[EngineMessage],
-    summary: str,
-    *,
-    boundary_id: str,
-    summary_id: str,
-    policy: TailPolicy,
-    window_tokens: int | None = None,
-    through_message_id: str | None = None,
-    trigger: Trigger = "manual",
-    ctx: ProjectionContext = DEFAULT_CONTEXT,
-) -> CompactionPlan:
-    """Select and build in one step, for a summary the caller already has."""
-    if not summary.strip():
-        # Refuse before selecting, so an empty summary is reported as such even on a short history.
-        raise CompactionRefused("empty_summary", "the summary is empty")
-    selection = select_compaction(
-        messages, policy=policy, window_tokens=window_tokens, through_message_id=through_message_id, ctx=ctx
-    )
-    return build_compaction(selection, summary, boundary_id=boundary_id, summary_id=summary_id, trigger=trigger)
-
-
 def _tail_budget(policy: TailPolicy, window_tokens: int | None) -> int:
     if window_tokens is None:
         return policy.max_tokens

@@ -25,15 +25,6 @@ class HistoryWindow:
     messages: tuple[EngineMessage, ...]
     """The summary first (when a compaction applies), then the kept tail and newer messages by seq."""
 
-    @property
-    def summary(self) -> EngineMessage | None:
-        return self.compaction.summary if self.compaction else None
-
-    @property
-    def boundary_seq(self) -> int | None:
-        """Provider usage recorded before this seq counted the history the compaction removed."""
-        return self.compaction.boundary.seq if self.compaction else None
-
 
 def history_window(messages: Sequence[EngineMessage]) -> HistoryWindow:
     """The window after the newest complete compaction; the whole history when there is none.

@@ -40,10 +40,6 @@ class Media:
             return 0
         return len(self.base64) * 3 // 4 - self.base64.count("=", -2)
 
-    @property
-    def is_image(self) -> bool:
-        return self.media_type.startswith("image/")
-
     def describe(self) -> str:
         name = self.filename or self.url or "attachment"
         return f"{name} ({self.media_type})"

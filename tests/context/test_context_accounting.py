@@ -1,5 +1,4 @@
 from app.context.accounting import (
-    PRUNED_TOOL_RESULT_TEXT,
     account_context,
     compaction_threshold,
     pruned_tokens,
@@ -10,6 +9,7 @@ from app.context.window import ContextWindow
 from app.engine.tokens import estimate_tokens
 from app.projections.framing import SUMMARY_PREAMBLE, reminder_frame, summary_frame
 from app.projections.model import project_model
+from app.projections.tool_output import CLEARED
 from app.projections.types import ProjectionContext
 from tests.context.histories import (
     MODEL,
@@ -255,7 +255,7 @@ def test_pruned_tool_result_costs_its_stub_not_its_stored_estimate():
                 "type": "tool-result",
                 "toolCallId": "c1",
                 "toolName": "Read",
-                "output": {"type": "text", "value": PRUNED_TOOL_RESULT_TEXT},
+                "output": {"type": "text", "value": CLEARED},
             }
         ]
     )
