@@ -140,7 +140,7 @@ def usage_tokens(message: EngineMessage, model: str | None, run_models: Mapping[
     total = usage.get("totalTokens")
     if _count(total) > 0:
         return _count(total)
-    # The stored usage keeps cache reads and writes apart from input (DESIGN section 3), so they add up.
+    # The stored usage keeps cache reads and writes apart from input, so they add up.
     summed = sum(
         _count(usage.get(key)) for key in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
     )

@@ -1,6 +1,6 @@
 """Promotion: a persisted message becomes an ``EngineMessage`` with an explicit ``kind``.
 
-This is the only place that reads ``metadata.runtimeKind`` (DESIGN section 1). The store also calls
+This is the only place that reads ``metadata.runtimeKind``. The store also calls
 ``infer_kind`` at write time to fill its indexed ``kind`` column, so both must agree by construction: they
 share this one function. Never reads the clock, the database or a provider format, and never rewrites
 content: promotion interprets a message, it does not change it.
@@ -34,7 +34,7 @@ ALLOWED_ROLES: dict[Kind, frozenset[Role]] = {
     Kind.CUSTOM: frozenset({"user"}),
     Kind.BRANCH_SUMMARY: _SUMMARY_ROLES,
 }
-"""Which roles may carry each kind (DESIGN section 3); a runtimeKind outside this is ignored."""
+"""Which roles may carry each kind; a runtimeKind claimed on another role is ignored."""
 
 _REQUIRED_PART: dict[Kind, str] = {
     Kind.TOOL_CALL: "tool-call",
@@ -140,7 +140,7 @@ def _assistant_kind(content: Content) -> Kind:
     if "tool-approval-request" in types:
         return Kind.TOOL_APPROVAL_REQUEST
     # Only reasoning makes a reasoning message: reasoning beside text stays assistant_text, so that hiding
-    # reasoning never hides the answer with it (the OAH pitfall).
+    # reasoning never hides the answer with it.
     if types == {"reasoning"}:
         return Kind.ASSISTANT_REASONING
     return Kind.ASSISTANT_TEXT

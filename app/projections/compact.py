@@ -14,7 +14,8 @@ from app.projections.model import ContextPolicy, build_context
 from app.projections.types import Projection, ProjectionContext, View
 
 COMPACT_TOOL_RESULT_CHARS = 2_000
-"""About what the agents studied keep of each tool output for their summarizers (agents.md, item 43)."""
+"""About what coding agents keep of each tool output for their summarizers: enough to tell what the tool said,
+little enough that a long history fits one summarizer request."""
 
 COMPACT_POLICY = ContextPolicy(
     View.COMPACT,

@@ -1,4 +1,4 @@
-"""Media the target cannot read becomes explicit text, never a silent drop (DESIGN section 4, rule 4).
+"""Media the target cannot read becomes explicit text, never a silent drop.
 
 What the target reads comes from ``ProjectionContext.readable_media``: ``None`` passes every medium on (the
 provider adapter then applies its own limits), a tuple lists the media types the target reads. Two wordings:

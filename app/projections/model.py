@@ -1,4 +1,4 @@
-"""The model view: exactly the context a model should see (DESIGN section 4, rules 1-7).
+"""The model view: exactly the context a model should see.
 
 Steps, in order: order the input by seq; choose the compaction window (summary first, boundary never sent);
 apply each kind's rule; drop result parts whose call is not in the view; move whatever sits between a call

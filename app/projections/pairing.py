@@ -1,4 +1,4 @@
-"""Keeping tool calls and their results together in a view (agents.md checklist 5, 15-17).
+"""Keeping tool calls and their results together in a view.
 
 Two passes over projected messages. ``drop_unanswerable_results`` removes result parts whose call is not
 earlier in the view (cut off by the compaction window, dropped with its assistant message, or never made):

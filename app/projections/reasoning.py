@@ -1,4 +1,4 @@
-"""Which reasoning goes to the model natively, which becomes text and which is dropped (DESIGN 4, rule 7).
+"""Which reasoning goes to the model natively, which becomes text and which is dropped.
 
 The same test decides whether provider metadata on other parts (item ids, thought signatures) may stay.
 

@@ -1,4 +1,4 @@
-"""The compaction window: which messages the model view starts from (DESIGN section 4, rule 2).
+"""The compaction window: which messages the model view starts from.
 
 A boundary is *complete* when a ``compact_summary`` names it (``metadata.summaryForBoundaryId``) with
 non-blank text; only the newest complete boundary applies, so a failed or running compaction never replaces

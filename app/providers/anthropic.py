@@ -1,6 +1,6 @@
 """The ``anthropic`` target: an Anthropic Messages request body.
 
-Rules applied (reference/providers.md section 3): system text top-level (later notes as wrapped user text);
+Rules applied: system text top-level (later notes as wrapped user text);
 turns alternate, start and end on ``user``; each ``tool_use`` is answered by ``tool_result`` blocks first in
 the very next user turn; ids match ``^[a-zA-Z0-9_-]+$`` (at most 64); ``input`` an object; thinking replayed
 only when Anthropic signed it, first in its turn, never last; no empty text; ``tools`` defined whenever tool

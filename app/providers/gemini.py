@@ -1,6 +1,6 @@
 """The ``gemini`` target: a Gemini ``generateContent`` request body (REST, camelCase).
 
-Rules applied (reference/providers.md section 4): system text in ``systemInstruction`` (later notes as
+Rules applied: system text in ``systemInstruction`` (later notes as
 wrapped user text); ``user``/``model`` turns merged so they alternate, starting on ``user``; a function-call
 turn followed by one user turn with exactly one ``functionResponse`` per call (``response`` an object), media
 from results after them; every part holds one data field and no ``parts`` list is empty; thought parts and

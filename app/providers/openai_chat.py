@@ -1,6 +1,6 @@
 """The ``openai`` target: an OpenAI Chat Completions request body.
 
-Rules applied (reference/providers.md section 1): system text as ``system`` messages; every assistant
+Rules applied: system text as ``system`` messages; every assistant
 ``tool_calls`` entry answered by one ``tool`` message right after it; ids at most 40 characters;
 ``arguments`` a JSON string; images only in ``user`` messages (tool and assistant media move to a user message
 after the tool messages); no reasoning (Chat Completions cannot take it back); no unknown keys.

@@ -1,6 +1,6 @@
 """The ``openai-responses`` target: an OpenAI Responses API request body.
 
-Rules applied (reference/providers.md section 2): the leading system text as ``instructions``, later notes
+Rules applied: the leading system text as ``instructions``, later notes
 as ``system`` messages; every ``function_call`` answered by one ``function_call_output`` with the same
 ``call_id`` (at most 64 characters); ``arguments`` a JSON string; Responses part types only
 (``input_text``/``input_image``/``input_file``); assistant text as plain strings; reasoning replayed only as

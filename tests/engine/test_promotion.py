@@ -1,4 +1,4 @@
-"""Promotion: every kind of DESIGN section 3, inferred or claimed, and why a claim is ignored."""
+"""Promotion: every kind, inferred or claimed, and why a claim is ignored."""
 
 from dataclasses import replace
 from datetime import UTC, datetime
