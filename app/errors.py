@@ -49,10 +49,6 @@ class MessageConflict(Conflict):
     slug, title = "message-conflict", "A message with this id exists with different content"
 
 
-class PreconditionFailed(ProjectorError):
-    status, slug, title = 412, "precondition-failed", "Precondition failed"
-
-
 class TooLarge(ProjectorError):
     status, slug, title = 413, "too-large", "Content too large"
 
@@ -71,6 +67,10 @@ class CompactionRefused(ProjectorError):
 
 class CompactionRunning(Conflict):
     slug, title = "compaction-running", "A compaction of this session is already running"
+
+
+class CompactionStale(Conflict):
+    slug, title = "compaction-stale", "The history changed while the compaction was summarising it"
 
 
 class SummarizerFailed(ProjectorError):

@@ -12,18 +12,19 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 from starlette.middleware.cors import CORSMiddleware
 
 from app.api.auth import Authenticator, declare_bearer_auth, install_authentication, load_api_keys
-from app.api.context_config import summarizer_config, window_config
 from app.api.idempotency import Idempotency, declare_idempotency_key
-from app.api.middleware import BodyLimit, RequestContext
+from app.api.middleware import BodyLimit, RequestLogging
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
-from app.api.routes import chat, context, health, messages, projection, runs, sessions
+from app.api.routes import chat, context, health, messages, projection, runs, sessions, ui
 from app.context.model_server import ModelServerWindows
 from app.context.summarizer import Summarizer
 from app.observability import configure_logging
+from app.services.context_config import summarizer_config, window_config
 from app.settings import Settings, get_settings
 from app.store import migrations
 from app.store.database import Database, create_engine
@@ -32,10 +33,21 @@ from app.store.embedded import EmbeddedPostgres
 log = logging.getLogger("projector")
 
 GC_THRESHOLDS = (10_000, 50, 100)
-"""A model view of 10,000 messages builds about a million short-lived containers; at CPython's defaults
-(700, 10, 10) the cyclic collector re-walked the whole heap several times per such request and took more
-time than building the view (bench/overhead.py: ~1 s of collection in a ~2 s request). Collecting young
-objects every 10,000 allocations keeps that under a tenth; the garbage is the same, only found later."""
+"""The cycle collector's thresholds (CPython's are 700, 10, 10); see ``tune_garbage_collection``."""
+
+
+def tune_garbage_collection() -> None:
+    """Makes the cycle collector run rarely, for the process's life.
+
+    A model view or a ``/chat`` payload of a long session builds hundreds of thousands of short-lived
+    containers that hold no cycles: reference counting frees them, yet at CPython's thresholds every few
+    hundred allocations wake the collector, which walks the young objects and finds nothing. Collecting young
+    objects every 10,000 allocations finds the same garbage later, at a fraction of the cost (the README's
+    performance section has the figures and the command). What exists at start-up (modules, routes,
+    settings) lives as long as the process, so it is frozen out of every collection."""
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
 
 PROBLEM_SCHEMA = {
     "type": "object",
@@ -85,10 +97,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         app.state.model_windows = ModelServerWindows(window_config(settings))
         summarizer = summarizer_config(settings)
         app.state.summarizer = Summarizer(summarizer) if summarizer else None
-        # What exists at start-up (modules, routes, settings) lives as long as the process: out of every
-        # full collection from now on.
-        gc.freeze()
-        gc.set_threshold(*GC_THRESHOLDS)
+        tune_garbage_collection()
         if not app.state.authenticator.enabled:
             log.warning("authentication is off: no API keys are configured, every caller has full access")
         try:
@@ -101,7 +110,10 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)
 
-    app = FastAPI(
+    # Swagger UI from a package's own files, not a CDN, so the docs work offline. No ReDoc: its bundle
+    # still fetches a logo from its maker's CDN.
+    app = FastAPIOffline(
+        redoc_url=None,
         title="Projector",
         version="0.1.0",
         summary="Message history for AI agents, served as transcripts, model context and provider payloads.",
@@ -133,9 +145,10 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         chat.router,
         context.router,
         health.router,
+        ui.router,
     ):
         app.include_router(router)
-    # Added innermost first: RequestContext (and CORS, when on) see every answer, BodyLimit counts the
+    # Added innermost first: RequestLogging (and CORS, when on) see every answer, BodyLimit counts the
     # bytes Idempotency reads.
     app.add_middleware(
         Idempotency,
@@ -143,7 +156,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         lease_seconds=settings.idempotency_lease_seconds,
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
-    app.add_middleware(RequestContext)
+    app.add_middleware(RequestLogging)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -153,7 +166,6 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
                 "authorization",
                 "content-type",
                 "idempotency-key",
-                "if-match",
                 "if-none-match",
                 "x-request-id",
             ],

@@ -49,7 +49,7 @@ class Settings(BaseSettings):
     default_page_size: int = Field(default=50, ge=1, description="Page size when `limit` is not given.")
     max_page_size: int = Field(default=500, ge=1, description="Largest `limit` accepted.")
 
-    # --- Context windows, compaction and pruning (DESIGN section 5) ---
+    # --- Context windows, compaction and pruning ---
     model_servers_by_provider: dict[str, ModelServerSetting] = Field(
         default_factory=dict,
         description='OpenAI-compatible servers asked for max_model_len, per provider: {"vllm": {"baseUrl": ...}}.',
@@ -81,7 +81,7 @@ class Settings(BaseSettings):
     prune_minimum_savings_tokens: int = Field(default=20_000, ge=0, description="Prune only when it saves this.")
     prune_protected_tools: list[str] = Field(default_factory=lambda: ["skill"], description="Never pruned.")
 
-    # --- Trust: API keys, idempotency and CORS (issue 7) ---
+    # --- Trust: API keys, idempotency and CORS ---
     # The keys are secrets: SecretStr keeps them out of reprs and logs. Either setting enables auth.
     api_keys: SecretStr | None = Field(
         default=None,

@@ -1,1 +1,1 @@
-"""Benchmarks for issue 6: one script per target, each printing its figures and ratios (``bench/run_all.py``)."""
+"""The performance benchmarks: one script per target, each printing its figures and ratios (``bench/run_all.py``)."""

@@ -1,7 +1,7 @@
 """Where a large ``POST /chat`` spends its time: each stage of the pipeline timed on its own.
 
 On the 10,000-message session of ``bench.overhead``, times the floor's fetch alone, the session read the
-route makes (``load_session_window``: snapshot, fetch, promotion), then each synchronous stage on that
+route makes (``load_snapshot``: snapshot, fetch, promotion), then each synchronous stage on that
 window, called as the route calls it: the model view, the serializer, ``settle``, the Anthropic adapter,
 the context accounting (of the model view already built, as the route counts it) and the response encoding;
 and the whole request through the ASGI app. What the request costs beyond the sum of its stages is freeing
@@ -10,7 +10,6 @@ they see the same machine.
 """
 
 import asyncio
-import gc
 import time
 from collections.abc import Callable
 from typing import Any
@@ -19,8 +18,6 @@ import httpx
 import orjson
 from asgi_lifespan import LifespanManager
 
-from app.api.context_config import threshold_policy
-from app.api.model_context import load_session_window
 from app.context.accounting import account_context
 from app.context.window import ContextWindow
 from app.main import create_app
@@ -29,6 +26,8 @@ from app.projections.types import ProjectionContext, View
 from app.providers.anthropic import to_anthropic
 from app.providers.conversation import settle
 from app.providers.serializer import to_chat_messages
+from app.services.context_config import threshold_policy
+from app.services.snapshots import load_snapshot
 from app.settings import Settings
 from bench.dataset import write_session
 from bench.harness import TENANT, arguments, database, median, ms, raw_connection, reading_connection
@@ -38,14 +37,10 @@ MODEL = CHAT_BODY["model"]
 
 
 def timed(action: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float, Any]:
-    """One call with the cycle collector paused, as the route runs its synchronous stages."""
-    gc.disable()
-    try:
-        started = time.perf_counter()
-        result = action(*args, **kwargs)
-        return time.perf_counter() - started, result
-    finally:
-        gc.enable()
+    """One call, under the service's collector settings (set when the app started)."""
+    started = time.perf_counter()
+    result = action(*args, **kwargs)
+    return time.perf_counter() - started, result
 
 
 def stages(messages: list[Any], ctx: ProjectionContext, settings: Settings) -> dict[str, float]:
@@ -86,7 +81,7 @@ async def main(database_url: str | None, count: int, repeat: int) -> None:
                 figures["floor: fetch only"] = time.perf_counter() - started
                 del rows
                 started = time.perf_counter()
-                window = await load_session_window(app.state.database, TENANT, "s10k")
+                window = await load_snapshot(app.state.database, TENANT, "s10k")
                 figures["session read (snapshot, fetch, promotion)"] = time.perf_counter() - started
                 figures |= stages(window.messages, ctx, settings)
                 del window

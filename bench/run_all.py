@@ -1,4 +1,4 @@
-"""Runs the five benchmarks of issue 6 against one PostgreSQL and prints every figure, then the verdicts.
+"""Runs the five benchmarks against one PostgreSQL and prints every figure, then the verdicts.
 
 ``.venv/bin/python -m bench.run_all`` starts one embedded PostgreSQL in a temporary folder (deleted at the
 end) unless ``--database-url`` names a server; each benchmark creates and drops its own database on it.

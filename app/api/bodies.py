@@ -1,67 +1,95 @@
-"""Stored rows to wire bodies (camelCase plain dicts), built directly so hot reads skip model validation."""
+"""Wire bodies to the services' inputs, and stored records and core values back to wire bodies (camelCase plain
+dicts), built directly so hot reads skip model validation."""
 
 from typing import Any
 
+from app.api.schemas import AppendMessagesRequest
 from app.projections.types import Diagnostics, ProjectedMessage, ProjectedMetadata
+from app.services.compaction import Compacted
+from app.services.intake import MessageInput
+from app.store.records import MessageRecord, RunRecord, SessionRecord
 
 
-def message_body(row: dict[str, Any]) -> dict[str, Any]:
+def message_inputs(request: AppendMessagesRequest) -> list[MessageInput]:
+    """The messages as given, their parts as plain dicts with only the keys the caller set."""
+    return [
+        MessageInput(
+            role=message.role,
+            content=(
+                message.content
+                if isinstance(message.content, str)
+                else [part.model_dump(mode="json", exclude_unset=True) for part in message.content]
+            ),
+            id=message.id,
+            metadata=message.metadata,
+            run_id=message.run_id,
+            created_at=message.created_at,
+        )
+        for message in request.messages
+    ]
+
+
+def message_body(row: MessageRecord) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "sessionId": row["session_id"],
-        "seq": row["seq"],
-        "role": row["role"],
-        "kind": row["kind"],
-        "content": row["content"],
-        "metadata": row["metadata"],
-        "runId": row["run_id"],
-        "createdAt": row["created_at"],
-        "tokenEstimate": row["token_estimate"],
+        "id": row.id,
+        "sessionId": row.session_id,
+        "seq": row.seq,
+        "role": row.role,
+        "kind": row.kind,
+        "content": row.content,
+        "metadata": row.metadata,
+        "runId": row.run_id,
+        "createdAt": row.created_at,
+        "tokenEstimate": row.token_estimate,
     }
 
 
-def session_body(row: dict[str, Any]) -> dict[str, Any]:
+def session_body(row: SessionRecord) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "title": row["title"],
-        "metadata": row["metadata"],
-        "model": row["model"],
-        "contextWindowTokens": row["context_window_tokens"],
-        "lastSeq": row["last_seq"],
+        "id": row.id,
+        "title": row.title,
+        "metadata": row.metadata,
+        "model": row.model,
+        "contextWindowTokens": row.context_window_tokens,
+        "lastSeq": row.last_seq,
         # Messages are never deleted and seq is gap-free from 1, so the count is the last seq.
-        "messageCount": row["last_seq"],
-        "createdAt": row["created_at"],
-        "updatedAt": row["updated_at"],
+        "messageCount": row.last_seq,
+        "createdAt": row.created_at,
+        "updatedAt": row.updated_at,
     }
 
 
-def run_body(row: dict[str, Any]) -> dict[str, Any]:
+def run_body(row: RunRecord) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "sessionId": row["session_id"],
-        "agent": row["agent"],
-        "model": row["model"],
-        "system": row["system"],
-        "tools": row["tools"],
-        "variant": row["variant"],
-        "format": row["format"],
-        "usage": row["usage"],
-        "result": row["result"],
-        "metadata": row["metadata"],
-        "createdAt": row["created_at"],
-        "updatedAt": row["updated_at"],
+        "id": row.id,
+        "sessionId": row.session_id,
+        "agent": row.agent,
+        "model": row.model,
+        "system": row.system,
+        "tools": row.tools,
+        "variant": row.variant,
+        "format": row.format,
+        "usage": row.usage,
+        "result": row.result,
+        "metadata": row.metadata,
+        "createdAt": row.created_at,
+        "updatedAt": row.updated_at,
     }
 
 
-def projected_body(message: ProjectedMessage) -> dict[str, Any]:
-    # Enums and tuples go to orjson as they are (it writes an enum's value and a tuple as an array): a
-    # model view has one of these per message.
-    return _projected_body(message, projected_metadata_body(message.metadata))
+def compaction_body(done: Compacted) -> dict[str, Any]:
+    return {
+        "boundary": message_body(done.boundary),
+        "summary": message_body(done.summary),
+        "compaction": done.record,
+        "tokensAfter": done.tokens_after,
+    }
 
 
 def projected_bodies(messages: list[ProjectedMessage]) -> list[dict[str, Any]]:
-    """``projected_body`` of each message; a metadata value the projection shares between messages is
-    written once and shared in the body too (the encoder writes it out at every place)."""
+    """Each message's body; a metadata value the projection shares between messages is written once and
+    shared in the body too (the encoder writes it out at every place). Enums and tuples go to orjson as they
+    are (it writes an enum's value and a tuple as an array): a model view has one of these per message."""
     written: dict[int, dict[str, Any]] = {}
     bodies = []
     for message in messages:

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from app.api.auth import Principal
+from app.api.auth import Authenticator, Principal
 from app.settings import Settings
 from app.store.database import Database
 
@@ -12,15 +12,18 @@ from app.store.database import Database
 # Async on purpose: FastAPI runs a plain ``def`` dependency in its thread pool, a thread hop per request
 # for an attribute read.
 async def get_database(request: Request) -> Database:
-    return request.app.state.database
+    database: Database = request.app.state.database
+    return database
 
 
 async def get_app_settings(request: Request) -> Settings:
-    return request.app.state.settings
+    settings: Settings = request.app.state.settings
+    return settings
 
 
 async def get_principal(request: Request) -> Principal:
-    return await request.app.state.authenticator.authenticate(request)
+    authenticator: Authenticator = request.app.state.authenticator
+    return await authenticator.authenticate(request)
 
 
 DatabaseDep = Annotated[Database, Depends(get_database)]

@@ -312,5 +312,5 @@ async def _send_kept(kept: KeptResponse, send: Send) -> None:
 def _header(scope: Scope, name: bytes) -> str | None:
     for header, value in scope.get("headers", []):
         if header == name:
-            return value.decode("latin-1")
+            return bytes(value).decode("latin-1")
     return None

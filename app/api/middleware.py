@@ -1,6 +1,6 @@
 """Pure ASGI middleware (no ``BaseHTTPMiddleware``: it buffers bodies and breaks streaming).
 
-``RequestContext`` gives every request an id (``X-Request-ID``, taken from the caller when it sends one),
+``RequestLogging`` gives every request an id (``X-Request-ID``, taken from the caller when it sends one),
 logs one line per request and records metrics. ``BodyLimit`` answers 413 problem+json once a body grows past
 the limit, counting the bytes actually received rather than trusting ``Content-Length``.
 """
@@ -21,7 +21,7 @@ log = logging.getLogger("projector.access")
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 
-class RequestContext:
+class RequestLogging:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
@@ -108,5 +108,5 @@ class BodyLimit:
 def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", []):
         if key == name:
-            return value.decode("latin-1")
+            return bytes(value).decode("latin-1")
     return None

@@ -4,7 +4,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Path
-from pydantic import AwareDatetime, Field, JsonValue
+from pydantic import AwareDatetime, ConfigDict, Field, JsonValue
 
 from app.api.wire import WireModel
 from app.engine.kinds import Role
@@ -51,6 +51,43 @@ MessageIn = Annotated[SystemMessageIn | UserMessageIn | AssistantMessageIn | Too
 
 
 class AppendMessagesRequest(WireModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "messages": [
+                        {"id": "m1", "role": "user", "content": "Why does the build fail?"},
+                        {
+                            "id": "m2",
+                            "role": "assistant",
+                            "content": [
+                                {"type": "text", "text": "Let me read the log."},
+                                {
+                                    "type": "tool-call",
+                                    "toolCallId": "call_1",
+                                    "toolName": "read_file",
+                                    "input": {"path": "build.log"},
+                                },
+                            ],
+                        },
+                        {
+                            "id": "m3",
+                            "role": "tool",
+                            "content": [
+                                {
+                                    "type": "tool-result",
+                                    "toolCallId": "call_1",
+                                    "toolName": "read_file",
+                                    "output": {"type": "text", "value": "error: missing semicolon"},
+                                }
+                            ],
+                        },
+                    ]
+                }
+            ]
+        }
+    )
+
     messages: Annotated[list[MessageIn], Field(min_length=1)]
 
 
@@ -82,6 +119,19 @@ class PatchMessageRequest(WireModel):
 
 
 class CreateSessionRequest(WireModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": "s1",
+                    "title": "Fix the build",
+                    "model": "anthropic/claude-sonnet-4-5",
+                    "contextWindowTokens": 200_000,
+                }
+            ]
+        }
+    )
+
     id: ClientId | None = None
     title: str | None = Field(default=None, max_length=1000)
     metadata: Metadata = Field(default_factory=dict)
@@ -141,7 +191,7 @@ class RunOut(WireModel):
 
 
 class ProjectionOptions(WireModel):
-    """The projection context (DESIGN section 4), as query parameters or as ``/chat``'s ``projection``."""
+    """The projection context the views take, as query parameters or as ``/chat``'s ``projection``."""
 
     active_agent_name: str | None = None
     model: str | None = Field(default=None, description="The target model id (reasoning stays native only for it).")
@@ -191,6 +241,30 @@ class ProjectionQuery(ProjectionOptions):
 
 
 class ChatRequestBody(WireModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "sessionId": "s1",
+                    "provider": "anthropic",
+                    "model": "claude-sonnet-4-5",
+                    "system": "You are a careful engineer.",
+                    "maxOutputTokens": 4096,
+                    "tools": [
+                        {
+                            "name": "read_file",
+                            "description": "Read a file",
+                            "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+                        }
+                    ],
+                    "mutations": [
+                        {"op": "appendTo", "target": "last-user", "parts": [{"type": "text", "text": "Be brief."}]}
+                    ],
+                }
+            ]
+        }
+    )
+
     session_id: ClientId
     run_id: ClientId | None = Field(default=None, description="Supplies the run's model, system and tools.")
     provider: str = Field(description="openai, openai-responses, anthropic, gemini or ai-sdk.")

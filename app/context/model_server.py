@@ -3,9 +3,9 @@
 ``GET {base}/v1/models`` lists the served models; vLLM (and SGLang) put ``max_model_len`` on each entry.
 One of the two modules in this package that do I/O. It must never fail a request: every failure (refused,
 timeout, an error status, a body that is not JSON, a model or field that is missing) becomes "no answer"
-with a note saying why, and the resolver falls through to the configured window. Answers, failures
-included, are cached per server, so a dead server costs one short timeout per ``failure_ttl_seconds``, not
-one per request.
+with a note saying why, and the resolver falls through to the configured window, the session's and the
+model catalog's. Answers, failures included, are cached per server, so a dead server costs one short
+timeout per ``failure_ttl_seconds``, not one per request.
 """
 
 import asyncio
@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from app.context.catalog import ModelCatalog, bundled_catalog
 from app.context.config import ModelServer, Timeouts, WindowConfig
 from app.context.window import ContextWindow, model_keys, resolve_window
 
@@ -109,7 +110,7 @@ class ModelServerWindows:
 
     Share one instance per process (the cache is its point). Give it the service's ``httpx.AsyncClient``
     to reuse connections, or let it own one and call ``aclose``. ``clock`` is injectable so tests can step
-    time instead of sleeping.
+    time instead of sleeping; ``catalog`` (the installed packages' by default) so they can use a small one.
     """
 
     def __init__(
@@ -118,8 +119,10 @@ class ModelServerWindows:
         *,
         client: httpx.AsyncClient | None = None,
         clock: Clock = time.monotonic,
+        catalog: ModelCatalog | None = None,
     ) -> None:
         self._config = config
+        self._catalog = catalog or bundled_catalog()
         self._client = client or httpx.AsyncClient()
         self._owns_client = client is None
         self._clock = clock
@@ -156,8 +159,9 @@ class ModelServerWindows:
         return ServerAnswer(tokens, url)
 
     async def resolve(self, provider: str | None, model: str | None, *, session_tokens: int | None) -> ContextWindow:
-        """The window by the one order: server, configured per model, session, none."""
+        """The window by the one order: server, configured per model, session, catalog, none."""
         answer = await self.lookup(provider, model)
+        known = self._catalog.lookup(provider, model)
         return resolve_window(
             provider=provider,
             model=model,
@@ -165,6 +169,7 @@ class ModelServerWindows:
             configured=self._config.context_window_tokens,
             session_tokens=session_tokens,
             server_notes=answer.notes,
+            catalog_tokens=known.context_window if known else None,
         )
 
     async def _listing(self, server: ModelServer, url: str) -> _Listing:

@@ -1,15 +1,18 @@
 """The context window of a model, and where that number came from.
 
-One order, everywhere (DESIGN section 5): the model server's ``max_model_len``, then the configured
-``contextWindowTokens`` for the model, then the session's ``contextWindowTokens``, else none, and with none
-compaction is never proposed. Pure: the server's answer is looked up by ``model_server`` and passed in.
+One order, everywhere: the model server's ``max_model_len``, then the configured ``contextWindowTokens``
+for the model, then the session's ``contextWindowTokens``, then the model catalog's window, else none, and
+with none compaction is never proposed. What the operator or the caller says beats the catalog, because
+they know the deployment (a gateway with a smaller window, a beta header that raises it); the catalog only
+fills the gap, so that a model it knows is never left without compaction. Pure: the server's answer is looked
+up by ``model_server`` and the catalog's by ``catalog``, and both are passed in.
 """
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeGuard
 
-WindowSource = Literal["model_server", "model_config", "session", "none"]
+WindowSource = Literal["model_server", "model_config", "session", "catalog", "none"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,7 @@ def resolve_window(
     configured: Mapping[str, int],
     session_tokens: int | None,
     server_notes: tuple[str, ...] = (),
+    catalog_tokens: int | None = None,
 ) -> ContextWindow:
     """Pick the window by the one order; ``server_notes`` says why the server gave nothing, if it did not."""
     notes = list(server_notes)
@@ -58,6 +62,8 @@ def resolve_window(
         return ContextWindow(session_tokens, "session", tuple(notes))
     if session_tokens is not None:
         notes.append(f"session contextWindowTokens is not positive ({session_tokens!r}); ignored")
+    if _positive(catalog_tokens):
+        return ContextWindow(catalog_tokens, "catalog", tuple(notes))
     notes.append("no context window known: compaction is never proposed")
     return ContextWindow(None, "none", tuple(notes))
 

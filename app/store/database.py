@@ -53,6 +53,10 @@ def _decode_jsonb_with_orjson(dbapi_connection: Any, _record: object) -> None:
     )
 
 
+_TAKE_SNAPSHOT = text("SELECT 1")
+"""Any statement begins the transaction and fixes its snapshot; this one reads nothing."""
+
+
 class Database:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
@@ -65,11 +69,15 @@ class Database:
 
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[AsyncConnection]:
-        """A read-only snapshot: several reads in one request see the same committed state."""
+        """A read-only snapshot: every read in the block, Core or raw driver, in whatever order, sees the same
+        committed state. The snapshot is taken here, by the first statement, before the block runs: a
+        REPEATABLE READ transaction fixes its snapshot at its first statement, and a raw driver read issued
+        before any Core statement would otherwise run outside the transaction, in autocommit."""
         async with self.engine.connect() as connection:
             # As execution options, the level goes into the BEGIN itself (one round trip, not BEGIN then
             # SET TRANSACTION); the pool resets both when the connection goes back.
             await connection.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+            await connection.execute(_TAKE_SNAPSHOT)
             yield connection
             await connection.rollback()
 

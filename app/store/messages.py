@@ -1,9 +1,9 @@
 """``MessageRepository``: the append-only message log of a session.
 
-Hot reads (a page, the model window) go straight to the asyncpg connection under the request's SQLAlchemy
+Hot reads (a page, the live history) go straight to the asyncpg connection under the request's SQLAlchemy
 connection, with hand-written SQL: a 1,000-row window then costs one prepared statement and one tuple per
-row, not a compiled Core statement and a ``RowMapping`` per row, and the window's rows are promoted as they
-come (``promote_rows``: one ``EngineMessage`` per row, no ``PersistedMessage`` in between). They still run
+row, not a compiled Core statement and a ``RowMapping`` per row, and the live history's rows are promoted as
+they come (``promote_rows``: one ``EngineMessage`` per row, no ``PersistedMessage`` in between). They still run
 inside the request's transaction (and its snapshot); writes stay on SQLAlchemy Core.
 
 Ordering: an append first locks the session row (``SELECT ... FOR UPDATE``), so appends to one session run
@@ -11,40 +11,31 @@ one at a time and ``seq`` is assigned gap-free in commit order; a reader paging 
 skip a row that commits later with a smaller seq. Appends to different sessions never wait on each other.
 """
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import asyncpg
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.engine.kinds import Kind
+from app.engine.kinds import Kind, Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import Content, PersistedMessage
 from app.engine.promotion import promote, promote_rows
 from app.projections.window import FIRST_SEQ, newest_complete_compaction, window_start_seq
 from app.store.metadata import merged_metadata
+from app.store.records import MessageRecord, core_columns, select_list
 from app.store.tables import messages, sessions
 
-MESSAGE_COLUMNS = (
-    messages.c.id,
-    messages.c.session_id,
-    messages.c.seq,
-    messages.c.role,
-    messages.c.kind,
-    messages.c.content,
-    messages.c.metadata,
-    messages.c.run_id,
-    messages.c.created_at,
-    messages.c.token_estimate,
-)
-
+MESSAGE_COLUMNS = core_columns(messages, MessageRecord._fields)
 
 # The SQL below is assembled from these constants only; every value is a bind parameter.
-_READ_COLUMNS = "id, session_id, seq, role, kind, content, metadata, run_id, created_at, token_estimate"
-_PERSISTED_COLUMNS = "id, session_id, seq, role, content, created_at, metadata, run_id, token_estimate"
+_READ_COLUMNS = select_list(MessageRecord._fields)
+_PERSISTED_COLUMNS = select_list([field.name for field in dataclasses.fields(PersistedMessage)])
 """``PersistedMessage``'s fields in declaration order: the row ``promote_rows`` takes."""
 
 _SCOPE = "tenant_id = $1 AND session_id = $2"
@@ -63,6 +54,13 @@ _PAGE_SQL = {
 _FROM_SEQ_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND seq >= $3 ORDER BY seq"  # noqa: S608
 _BY_KINDS_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND kind = ANY($3::text[]) ORDER BY seq"  # noqa: S608
 _GET_SQL = f"SELECT {_READ_COLUMNS} FROM messages WHERE {_SCOPE} AND id = $3"  # noqa: S608
+_METADATA_SQL = f"SELECT id, metadata FROM messages WHERE {_SCOPE} AND id = ANY($3::text[])"  # noqa: S608
+
+
+def _unpackable(records: list[asyncpg.Record]) -> list[Sequence[Any]]:
+    """asyncpg's ``Record`` is a tuple-like row (indexed, iterated, unpacked) that its type stubs do not call
+    a ``Sequence``; ``promote_rows`` only unpacks each row, so it takes them as they are, with no copy."""
+    return cast("list[Sequence[Any]]", records)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +68,7 @@ class NewMessage:
     """A validated message ready to store; ``kind`` and ``token_estimate`` are derived before the write."""
 
     id: str
-    role: str
+    role: Role
     kind: Kind
     content: Content
     metadata: dict[str, Any]
@@ -78,31 +76,31 @@ class NewMessage:
     created_at: datetime
     token_estimate: int
 
-    def same_fact_as(self, stored: dict[str, Any]) -> bool:
+    def same_fact_as(self, stored: "NewMessage | MessageRecord") -> bool:
         """A retry is the same message when what happened is the same; metadata may have been amended."""
-        return stored["role"] == self.role and stored["content"] == self.content and stored["run_id"] == self.run_id
+        return stored.role == self.role and stored.content == self.content and stored.run_id == self.run_id
 
 
 @dataclass(frozen=True, slots=True)
 class AppendResult:
-    messages: list[dict[str, Any]]
+    messages: list[MessageRecord]
     """The stored messages in request order, already-stored ones included."""
     created: int
     conflicts: list[tuple[int, str]]
     """(request index, id) of ids already stored with different content; nothing is written then."""
 
 
-def to_persisted(row: dict[str, Any]) -> PersistedMessage:
+def to_persisted(row: MessageRecord) -> PersistedMessage:
     return PersistedMessage(
-        id=row["id"],
-        session_id=row["session_id"],
-        seq=row["seq"],
-        role=row["role"],
-        content=row["content"],
-        created_at=row["created_at"],
-        metadata=row["metadata"],
-        run_id=row["run_id"],
-        token_estimate=row["token_estimate"],
+        id=row.id,
+        session_id=row.session_id,
+        seq=row.seq,
+        role=row.role,
+        content=row.content,
+        created_at=row.created_at,
+        metadata=row.metadata,
+        run_id=row.run_id,
+        token_estimate=row.token_estimate,
     )
 
 
@@ -111,12 +109,11 @@ class MessageRepository:
         self._db = connection
         self._tenant = tenant_id
 
-    async def _driver(self) -> asyncpg.Connection:
+    async def _driver(self) -> "asyncpg.Connection[asyncpg.Record]":
         """The asyncpg connection under this request's connection; its jsonb codec (set by the engine)
-        decodes with orjson. A read issued before the transaction's first Core statement runs in autocommit,
-        which sees what a READ COMMITTED statement would; ``Database.reading`` starts its snapshot first."""
+        decodes with orjson. Its reads run in the transaction ``Database`` began, so they share its snapshot."""
         raw = await self._db.get_raw_connection()
-        return raw.driver_connection  # type: ignore[return-value]
+        return cast("asyncpg.Connection[asyncpg.Record]", raw.driver_connection)
 
     def _in_session(self, session_id: str) -> tuple[Any, Any]:
         return messages.c.tenant_id == self._tenant, messages.c.session_id == session_id
@@ -136,7 +133,7 @@ class MessageRepository:
         existing_rows = await self._db.execute(
             select(*MESSAGE_COLUMNS).where(*self._in_session(session_id), messages.c.id.in_(ids))
         )
-        stored = {row["id"]: dict(row) for row in existing_rows.mappings()}
+        stored = {row.id: MessageRecord._make(row) for row in existing_rows}
         conflicts = [
             (index, message.id)
             for index, message in enumerate(batch)
@@ -145,28 +142,28 @@ class MessageRepository:
         if conflicts:
             return AppendResult(messages=[], created=0, conflicts=conflicts)
 
-        new_rows: list[dict[str, Any]] = []
+        new_rows: list[MessageRecord] = []
         for message in batch:
             if message.id in stored:
                 continue
             last_seq += 1
-            row = {
-                "id": message.id,
-                "session_id": session_id,
-                "seq": last_seq,
-                "role": message.role,
-                "kind": str(message.kind),
-                "content": message.content,
-                "metadata": message.metadata,
-                "run_id": message.run_id,
-                "created_at": message.created_at,
-                "token_estimate": message.token_estimate,
-            }
+            row = MessageRecord(
+                id=message.id,
+                session_id=session_id,
+                seq=last_seq,
+                role=message.role,
+                kind=str(message.kind),
+                content=message.content,
+                metadata=message.metadata,
+                run_id=message.run_id,
+                created_at=message.created_at,
+                token_estimate=message.token_estimate,
+            )
             stored[message.id] = row
             new_rows.append(row)
 
         if new_rows:
-            await self._db.execute(insert(messages), [{"tenant_id": self._tenant, **row} for row in new_rows])
+            await self._db.execute(insert(messages), [{"tenant_id": self._tenant, **row._asdict()} for row in new_rows])
             await self._db.execute(
                 update(sessions)
                 .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
@@ -176,20 +173,21 @@ class MessageRepository:
 
     async def page(
         self, session_id: str, *, limit: int, after_seq: int | None, before_seq: int | None, backwards: bool
-    ) -> tuple[list[dict[str, Any]], bool]:
+    ) -> tuple[list[MessageRecord], bool]:
         """The ``limit`` rows next to the cursor in walk order (newest first when ``backwards``), and whether
         more lie beyond them."""
         parameters: list[Any] = [self._tenant, session_id, limit + 1]
         parameters += [seq for seq in (after_seq, before_seq) if seq is not None]
         sql = _PAGE_SQL[after_seq is not None, before_seq is not None, backwards]
-        rows = [dict(row) for row in await (await self._driver()).fetch(sql, *parameters)]
+        make = MessageRecord._make
+        rows = [make(row) for row in await (await self._driver()).fetch(sql, *parameters)]
         return rows[:limit], len(rows) > limit
 
-    async def get(self, session_id: str, message_id: str) -> dict[str, Any] | None:
+    async def get(self, session_id: str, message_id: str) -> MessageRecord | None:
         row = await (await self._driver()).fetchrow(_GET_SQL, self._tenant, session_id, message_id)
-        return dict(row) if row is not None else None
+        return MessageRecord._make(row) if row is not None else None
 
-    async def amend_metadata(self, session_id: str, message_id: str, changes: dict[str, Any]) -> dict[str, Any] | None:
+    async def amend_metadata(self, session_id: str, message_id: str, changes: dict[str, Any]) -> MessageRecord | None:
         """Shallow merge: keys with a None value are removed. Content is never touched."""
         merged = merged_metadata(messages.c.metadata, changes)
         statement = (
@@ -198,7 +196,7 @@ class MessageRepository:
             .values(metadata=merged)
             .returning(*MESSAGE_COLUMNS)
         )
-        row = (await self._db.execute(statement)).mappings().first()
+        row = (await self._db.execute(statement)).first()
         if row is None:
             return None
         await self._db.execute(
@@ -206,7 +204,7 @@ class MessageRepository:
             .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
             .values(revision=sessions.c.revision + 1, updated_at=func.now())
         )
-        return dict(row)
+        return MessageRecord._make(row)
 
     async def mark_compacted(self, session_id: str, message_ids: list[str], compacted_at: str) -> list[str]:
         """Sets ``compactedAt`` on the given tool results that do not have it yet; returns those marked."""
@@ -236,11 +234,12 @@ class MessageRepository:
         rows = await (await self._driver()).fetch(
             _BY_KINDS_SQL, self._tenant, session_id, [str(kind) for kind in kinds]
         )
-        return promote_rows(rows)
+        return promote_rows(_unpackable(rows))
 
-    async def model_window(self, session_id: str) -> list[EngineMessage]:
-        """What the model view needs and no more: the newest complete compaction's summary, its kept tail
-        and everything after its boundary; the whole session when it has never been compacted.
+    async def live_history(self, session_id: str) -> list[EngineMessage]:
+        """The messages from the newest complete compaction on, which is what the model view needs and no
+        more: that compaction's summary, its kept tail and everything after its boundary; the whole session
+        when it has never been compacted.
 
         The compaction records are found through the kind index (a handful of rows), so the cost is set by
         the window, not by the length of the history.
@@ -261,7 +260,12 @@ class MessageRepository:
             window.insert(0, compaction.summary)
         return window
 
+    async def metadata_of(self, session_id: str, message_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The current metadata of the given messages, by id (content never changes, metadata may)."""
+        rows = await (await self._driver()).fetch(_METADATA_SQL, self._tenant, session_id, list(message_ids))
+        return {row[0]: row[1] for row in rows}
+
     async def from_seq(self, session_id: str, first_seq: int) -> list[EngineMessage]:
         """Every message from ``first_seq`` on, oldest first, promoted."""
         rows = await (await self._driver()).fetch(_FROM_SEQ_SQL, self._tenant, session_id, first_seq)
-        return promote_rows(rows)
+        return promote_rows(_unpackable(rows))

@@ -7,23 +7,10 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.store.metadata import merged_metadata
+from app.store.records import RunRecord, core_columns
 from app.store.tables import runs
 
-RUN_COLUMNS = (
-    runs.c.id,
-    runs.c.session_id,
-    runs.c.agent,
-    runs.c.model,
-    runs.c.system,
-    runs.c.tools,
-    runs.c.variant,
-    runs.c.format,
-    runs.c.usage,
-    runs.c.result,
-    runs.c.metadata,
-    runs.c.created_at,
-    runs.c.updated_at,
-)
+RUN_COLUMNS = core_columns(runs, RunRecord._fields)
 
 
 class RunRepository:
@@ -34,7 +21,7 @@ class RunRepository:
     def _where(self, session_id: str, run_id: str) -> tuple[Any, ...]:
         return runs.c.tenant_id == self._tenant, runs.c.session_id == session_id, runs.c.id == run_id
 
-    async def create(self, session_id: str, run_id: str, settings: dict[str, Any]) -> dict[str, Any] | None:
+    async def create(self, session_id: str, run_id: str, settings: dict[str, Any]) -> RunRecord | None:
         """Returns the new run, or None when the id is taken in this session."""
         statement = (
             pg_insert(runs)
@@ -42,14 +29,14 @@ class RunRepository:
             .on_conflict_do_nothing(index_elements=[runs.c.tenant_id, runs.c.session_id, runs.c.id])
             .returning(*RUN_COLUMNS)
         )
-        row = (await self._db.execute(statement)).mappings().first()
-        return dict(row) if row else None
+        row = (await self._db.execute(statement)).first()
+        return RunRecord._make(row) if row else None
 
-    async def get(self, session_id: str, run_id: str) -> dict[str, Any] | None:
-        row = (await self._db.execute(select(*RUN_COLUMNS).where(*self._where(session_id, run_id)))).mappings().first()
-        return dict(row) if row else None
+    async def get(self, session_id: str, run_id: str) -> RunRecord | None:
+        row = (await self._db.execute(select(*RUN_COLUMNS).where(*self._where(session_id, run_id)))).first()
+        return RunRecord._make(row) if row else None
 
-    async def amend(self, session_id: str, run_id: str, changes: dict[str, Any]) -> dict[str, Any] | None:
+    async def amend(self, session_id: str, run_id: str, changes: dict[str, Any]) -> RunRecord | None:
         """Replaces ``usage`` and ``result``; merges ``metadata`` like a message's (null removes a key)."""
         values = {key: value for key, value in changes.items() if key != "metadata"}
         if "metadata" in changes:
@@ -60,8 +47,8 @@ class RunRepository:
             .values(**values, updated_at=func.now())
             .returning(*RUN_COLUMNS)
         )
-        row = (await self._db.execute(statement)).mappings().first()
-        return dict(row) if row else None
+        row = (await self._db.execute(statement)).first()
+        return RunRecord._make(row) if row else None
 
     async def models(self, session_id: str) -> dict[str, str]:
         """Model per run, for assistant messages that do not name the model that wrote them."""

@@ -7,19 +7,10 @@ from sqlalchemy import delete, select, tuple_
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.store.records import SessionRecord, core_columns
 from app.store.tables import sessions
 
-SESSION_COLUMNS = (
-    sessions.c.id,
-    sessions.c.title,
-    sessions.c.metadata,
-    sessions.c.model,
-    sessions.c.context_window_tokens,
-    sessions.c.last_seq,
-    sessions.c.revision,
-    sessions.c.created_at,
-    sessions.c.updated_at,
-)
+SESSION_COLUMNS = core_columns(sessions, SessionRecord._fields)
 
 
 class SessionRepository:
@@ -35,7 +26,7 @@ class SessionRepository:
         metadata: dict[str, Any],
         model: str | None,
         context_window_tokens: int | None,
-    ) -> dict[str, Any] | None:
+    ) -> SessionRecord | None:
         """Returns the new session, or None when the id is taken in this tenant."""
         statement = (
             pg_insert(sessions)
@@ -50,17 +41,17 @@ class SessionRepository:
             .on_conflict_do_nothing(index_elements=[sessions.c.tenant_id, sessions.c.id])
             .returning(*SESSION_COLUMNS)
         )
-        row = (await self._db.execute(statement)).mappings().first()
-        return dict(row) if row else None
+        row = (await self._db.execute(statement)).first()
+        return SessionRecord._make(row) if row else None
 
-    async def get(self, session_id: str) -> dict[str, Any] | None:
+    async def get(self, session_id: str) -> SessionRecord | None:
         statement = select(*SESSION_COLUMNS).where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
-        row = (await self._db.execute(statement)).mappings().first()
-        return dict(row) if row else None
+        row = (await self._db.execute(statement)).first()
+        return SessionRecord._make(row) if row else None
 
     async def page(
         self, *, limit: int, newest_first: bool, after: tuple[datetime, str] | None
-    ) -> tuple[list[dict[str, Any]], bool]:
+    ) -> tuple[list[SessionRecord], bool]:
         """Keyset page over (created_at, id); ``after`` is the last key of the previous page."""
         key = tuple_(sessions.c.created_at, sessions.c.id)
         statement = select(*SESSION_COLUMNS).where(sessions.c.tenant_id == self._tenant)
@@ -74,8 +65,8 @@ class SessionRepository:
                 sessions.c.id.asc(),
             )
         )
-        rows = (await self._db.execute(statement.order_by(*order).limit(limit + 1))).mappings().all()
-        return [dict(row) for row in rows[:limit]], len(rows) > limit
+        rows = (await self._db.execute(statement.order_by(*order).limit(limit + 1))).all()
+        return [SessionRecord._make(row) for row in rows[:limit]], len(rows) > limit
 
     async def delete(self, session_id: str) -> bool:
         statement = delete(sessions).where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)

@@ -93,6 +93,19 @@ messages = Table(
     Index("ix_messages_tenant_id_session_id_kind_seq", "tenant_id", "session_id", "kind", "seq"),
 )
 
+compaction_leases = Table(
+    "compaction_leases",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("session_id", String(128), nullable=False),
+    # Which compaction holds the session, so a late finisher whose lease ran out cannot end a newer one.
+    Column("holder", String(32), nullable=False),
+    # Past this the lease counts as absent: a crashed compaction frees its session by itself.
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    PrimaryKeyConstraint("tenant_id", "session_id"),
+    ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
+)
+
 idempotency_keys = Table(
     "idempotency_keys",
     metadata,

@@ -34,7 +34,7 @@ async def test_every_provider_gets_a_payload_it_accepts_from_a_session_with_ever
     assert problems(provider, body["payload"], model=model) == []
     rules = {repair["rule"] for repair in body["diagnostics"]["repairs"]}
     assert rules, "the interrupted call must be reported as repaired"
-    assert body["context"]["window"]["source"] == "none"
+    assert body["context"]["window"]["source"] == "catalog"
     assert body["context"]["compactionDue"] is False
 
 

@@ -87,6 +87,13 @@ async def test_with_no_window_compaction_is_never_due(database_url: str) -> None
     assert report["compactionDue"] is False
 
 
+async def test_a_claude_code_sessions_model_gets_the_catalogs_window_with_no_configuration(database_url: str) -> None:
+    async with service(database_url) as client:
+        await new_session(client, model="anthropic/claude-sonnet-4-5-20250929")
+        report = await context(client)
+    assert report["window"] == {"tokens": 200_000, "source": "catalog", "notes": []}
+
+
 async def test_the_sessions_model_is_counted_when_the_request_names_none(database_url: str) -> None:
     async with service(database_url, context_windows={"anthropic/claude-sonnet-4-5": 200_000}) as client:
         await new_session(client, model="anthropic/claude-sonnet-4-5")

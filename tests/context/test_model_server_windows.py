@@ -7,6 +7,7 @@ import pytest
 
 from app.context.config import ModelServer, Timeouts, WindowConfig
 from app.context.model_server import ModelServerWindows, models_url, windows_from_listing
+from tests.context.catalogs import CURRENT_MODELS, small_catalog
 from tests.context.fake_model_server import MODELS_PATH, FakeModelServer, Reply, unused_base_url
 
 TINY = Timeouts(connect_seconds=0.2, read_seconds=0.05, total_seconds=0.1)
@@ -211,3 +212,45 @@ def test_listing_matches_a_model_by_its_root_too():
 def test_models_url_accepts_bases_with_and_without_v1():
     assert models_url("http://h:8000") == "http://h:8000/v1/models"
     assert models_url("http://h:8000/v1/") == "http://h:8000/v1/models"
+
+
+async def test_a_model_no_server_config_or_session_knows_gets_the_catalogs_window():
+    probe = ModelServerWindows(WindowConfig(), catalog=small_catalog())
+    try:
+        window = await probe.resolve("openai", "gpt-test", session_tokens=None)
+    finally:
+        await probe.aclose()
+    assert (window.tokens, window.source, window.notes) == (1_047_576, "catalog", ())
+
+
+async def test_the_server_the_configuration_and_the_session_beat_the_catalog(model_server):
+    cfg = config(model_server.base_url, servers_by_provider={"openai": ModelServer(model_server.base_url)})
+    model_server.serve_models({"gpt-test": 32_768})
+    probe = ModelServerWindows(cfg, catalog=small_catalog())
+    try:
+        assert (await probe.resolve("openai", "gpt-test", session_tokens=None)).source == "model_server"
+        assert (await probe.resolve("vllm", "qwen-coder", session_tokens=None)).source == "model_config"
+        assert (await probe.resolve("anthropic", "claude-test-4", session_tokens=9_000)).source == "session"
+        assert (await probe.resolve("anthropic", "claude-test-4", session_tokens=None)).source == "catalog"
+    finally:
+        await probe.aclose()
+
+
+@pytest.mark.parametrize(("provider", "model"), CURRENT_MODELS)
+async def test_every_current_model_resolves_a_catalog_window_without_configuration(provider, model):
+    probe = ModelServerWindows(WindowConfig())
+    try:
+        window = await probe.resolve(provider, model, session_tokens=None)
+    finally:
+        await probe.aclose()
+    assert window.source == "catalog"
+    assert window.tokens is not None and window.tokens >= 128_000
+
+
+async def test_a_self_hosted_model_still_goes_without_a_window():
+    probe = ModelServerWindows(WindowConfig())
+    try:
+        window = await probe.resolve("vllm", "claude-sonnet-4-5", session_tokens=None)
+    finally:
+        await probe.aclose()
+    assert window.source == "none"

@@ -65,3 +65,28 @@ def test_a_boolean_is_not_a_window():
 
 def test_window_serialises_with_its_source():
     assert resolve().as_dict() == {"tokens": 65_536, "source": "model_config", "notes": []}
+
+
+def test_catalog_window_is_used_when_nothing_else_knows_the_model():
+    window = resolve(model="unknown", catalog_tokens=200_000)
+    assert (window.tokens, window.source) == (200_000, "catalog")
+
+
+def test_session_window_beats_the_catalog():
+    window = resolve(model="unknown", session_tokens=100_000, catalog_tokens=200_000)
+    assert (window.tokens, window.source) == (100_000, "session")
+
+
+def test_configured_and_server_windows_beat_the_catalog():
+    assert resolve(catalog_tokens=200_000).source == "model_config"
+    assert resolve(server_tokens=32_768, catalog_tokens=200_000).source == "model_server"
+
+
+def test_a_non_positive_catalog_window_is_no_window():
+    assert resolve(model="unknown", catalog_tokens=0).source == "none"
+
+
+def test_notes_on_skipped_sources_are_kept_when_the_catalog_answers():
+    window = resolve(model="unknown", session_tokens=0, catalog_tokens=200_000)
+    assert window.source == "catalog"
+    assert window.notes == ("session contextWindowTokens is not positive (0); ignored",)

@@ -29,8 +29,8 @@ async def test_content_and_metadata_read_back_exactly_on_every_read_path(
         row = await repository.get("s1", "m1")
         page, _ = await repository.page("s1", limit=5, after_seq=None, before_seq=None, backwards=True)
         core = (await connection.execute(select(messages.c.content, messages.c.metadata))).one()
-    assert window.content == row["content"] == page[0]["content"] == core.content == CONTENT
-    assert window.metadata == row["metadata"] == page[0]["metadata"] == core.metadata == METADATA
+    assert window.content == row.content == page[0].content == core.content == CONTENT
+    assert window.metadata == row.metadata == page[0].metadata == core.metadata == METADATA
 
 
 async def test_an_amended_metadata_value_written_through_core_reads_back_exactly(
@@ -43,4 +43,4 @@ async def test_an_amended_metadata_value_written_through_core_reads_back_exactly
     async with app.state.database.reading() as connection:
         row = await MessageRepository(connection, DEFAULT_TENANT).get("s1", "m1")
     assert row is not None
-    assert row["metadata"] == {"note": "ñ 😀", "list": [1, "ß"]}
+    assert row.metadata == {"note": "ñ 😀", "list": [1, "ß"]}

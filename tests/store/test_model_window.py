@@ -11,7 +11,7 @@ from tests.api.wire import append, boundary, new_session, summary, tool_call, to
 
 async def window_ids(app: FastAPI, session_id: str = "s1") -> list[str]:
     async with app.state.database.reading() as connection:
-        window = await MessageRepository(connection, DEFAULT_TENANT).model_window(session_id)
+        window = await MessageRepository(connection, DEFAULT_TENANT).live_history(session_id)
     return [message.id for message in window]
 
 
@@ -70,6 +70,6 @@ async def test_window_messages_are_the_stored_rows_promoted_field_for_field(
     )
     async with app.state.database.reading() as connection:
         repository = MessageRepository(connection, DEFAULT_TENANT)
-        window = await repository.model_window("s1")
+        window = await repository.live_history("s1")
         by_name = [promote(to_persisted(await repository.get("s1", message.id) or {})) for message in window]
     assert window == by_name

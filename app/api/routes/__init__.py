@@ -1,1 +1,2 @@
-"""One router module per resource; each route parses, calls a repository or the core, and returns."""
+"""One router module per resource; each route parses, calls one service function (``app.services``) and
+answers."""

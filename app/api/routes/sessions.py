@@ -1,6 +1,5 @@
 """Sessions: create, list (cursor), read, delete."""
 
-import uuid
 from typing import Annotated, Literal
 from urllib.parse import quote
 
@@ -12,9 +11,8 @@ from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.paging import page_limit
 from app.api.responses import OrjsonResponse
 from app.api.schemas import CreateSessionRequest, PathId, SessionOut, SessionPage
-from app.api.storable import storable_size
-from app.errors import Conflict, NotFound
-from app.store.sessions import SessionRepository
+from app.services import sessions
+from app.store.storable import storable_size
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
 
@@ -23,17 +21,16 @@ router = APIRouter(prefix="/sessions", tags=["sessions"])
 async def create_session(body: CreateSessionRequest, database: DatabaseDep, principal: PrincipalDep) -> Response:
     principal.require_writer()
     storable_size(body.model_dump(mode="json", by_alias=True, exclude_unset=True), "")
-    session_id = body.id or f"ses_{uuid.uuid4().hex}"
-    async with database.transaction() as connection:
-        row = await SessionRepository(connection, principal.tenant_id).create(
-            session_id,
-            title=body.title,
-            metadata=body.metadata,
-            model=body.model,
-            context_window_tokens=body.context_window_tokens,
-        )
-    if row is None:
-        raise Conflict(f"id: a session '{session_id}' already exists", field="id")
+    session_id = body.id or sessions.new_session_id()
+    row = await sessions.create_session(
+        database,
+        principal.tenant_id,
+        session_id,
+        title=body.title,
+        metadata=body.metadata,
+        model=body.model,
+        context_window_tokens=body.context_window_tokens,
+    )
     return OrjsonResponse(
         session_body(row), status_code=201, headers={"Location": f"/sessions/{quote(session_id, safe='')}"}
     )
@@ -48,14 +45,12 @@ async def list_sessions(
     cursor: str | None = None,
     order: Literal["asc", "desc"] = "desc",
 ) -> Response:
-    page_size = page_limit(limit, settings)
     newest_first = order == "desc"
     after = read_session_cursor(cursor, newest_first) if cursor else None
-    async with database.reading() as connection:
-        rows, has_more = await SessionRepository(connection, principal.tenant_id).page(
-            limit=page_size, newest_first=newest_first, after=after
-        )
-    next_cursor = session_cursor(rows[-1]["created_at"], rows[-1]["id"], newest_first) if rows else cursor
+    rows, has_more = await sessions.page_sessions(
+        database, principal.tenant_id, limit=page_limit(limit, settings), newest_first=newest_first, after=after
+    )
+    next_cursor = session_cursor(rows[-1].created_at, rows[-1].id, newest_first) if rows else cursor
     return OrjsonResponse(
         {"sessions": [session_body(row) for row in rows], "nextCursor": next_cursor, "hasMore": has_more}
     )
@@ -63,18 +58,11 @@ async def list_sessions(
 
 @router.get("/{session_id}", response_model=SessionOut)
 async def get_session(session_id: PathId, database: DatabaseDep, principal: PrincipalDep) -> Response:
-    async with database.reading() as connection:
-        row = await SessionRepository(connection, principal.tenant_id).get(session_id)
-    if row is None:
-        raise NotFound(f"session '{session_id}' does not exist")
-    return OrjsonResponse(session_body(row))
+    return OrjsonResponse(session_body(await sessions.get_session(database, principal.tenant_id, session_id)))
 
 
 @router.delete("/{session_id}", status_code=204)
 async def delete_session(session_id: PathId, database: DatabaseDep, principal: PrincipalDep) -> Response:
     principal.require_runtime("delete a session")
-    async with database.transaction() as connection:
-        deleted = await SessionRepository(connection, principal.tenant_id).delete(session_id)
-    if not deleted:
-        raise NotFound(f"session '{session_id}' does not exist")
+    await sessions.delete_session(database, principal.tenant_id, session_id)
     return Response(status_code=204)

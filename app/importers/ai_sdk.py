@@ -1,0 +1,84 @@
+"""AI SDK ``ModelMessage[]`` (a ``generateText``/``streamText`` call's ``messages``, with its ``system``) as
+one session: already the shape the service stores, so parts pass through with their known keys.
+
+Names older SDKs wrote are read as today's: ``mimeType`` as ``mediaType``, a tool call's ``args`` as
+``input``, a result's ``result`` (with ``isError``) as ``output``, ``redacted-reasoning`` as reasoning
+holding Anthropic's redacted data, ``providerMetadata`` as ``providerOptions``. A key the append schema
+does not know is left out and reported; so is a part of an unknown type. A message's own string ``id``
+(stores often keep one) is its id; otherwise the id is positional (``request_body``).
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from app.engine.kinds import ROLES
+from app.importers.imported import ImportedMessage, ImportResult, Repair, Skipped
+from app.importers.options import ImportOptions
+from app.importers.request_body import RequestImport, message_id
+
+FORMAT = "ai-sdk"
+PART_KEYS: Mapping[str, frozenset[str]] = {
+    "text": frozenset({"type", "text", "providerOptions"}),
+    "image": frozenset({"type", "image", "mediaType", "providerOptions"}),
+    "file": frozenset({"type", "data", "mediaType", "filename", "providerOptions"}),
+    "reasoning": frozenset({"type", "text", "providerOptions"}),
+    "tool-call": frozenset({"type", "toolCallId", "toolName", "input", "providerExecuted", "providerOptions"}),
+    "tool-result": frozenset({"type", "toolCallId", "toolName", "output", "providerExecuted", "providerOptions"}),
+    "tool-approval-request": frozenset({"type", "approvalId", "toolCallId", "providerOptions"}),
+    "tool-approval-response": frozenset(
+        {"type", "approvalId", "approved", "reason", "providerExecuted", "providerOptions"}
+    ),
+}
+"""The keys of each part the append schema holds."""
+
+
+def parse(data: bytes, options: ImportOptions) -> ImportResult:
+    reading = RequestImport.start(FORMAT, data, options)
+    messages, report = reading.messages, reading.report
+    for number, raw in enumerate(reading.body.messages, start=1):
+        role = raw.get("role") if isinstance(raw, dict) else None
+        if role not in ROLES or not isinstance(raw, dict):
+            report.invalid.append(Skipped(number, f"not a ModelMessage (role {role!r})"))
+            continue
+        own_id = raw.get("id")
+        mid = own_id if isinstance(own_id, str) and own_id else message_id(number)
+        notes: list[str] = []
+        content = raw.get("content")
+        if not isinstance(content, str):
+            content = [part for item in content or [] if (part := _part(item, notes)) is not None]
+        if raw.get("providerOptions"):
+            notes.append("the message's providerOptions left out (the append schema holds them on parts only)")
+        messages.append(ImportedMessage(mid, role, content, {}, None))
+        report.repairs.extend(Repair(number, mid, note) for note in notes)
+    return reading.finish(reading.body.model)
+
+
+def _part(item: Any, notes: list[str]) -> dict[str, Any] | None:
+    if not isinstance(item, dict):
+        notes.append("a part that is not an object left out")
+        return None
+    part = dict(item)
+    if "providerMetadata" in part:
+        part.setdefault("providerOptions", part.pop("providerMetadata"))
+    if "mimeType" in part:
+        part.setdefault("mediaType", part.pop("mimeType"))
+    match part.get("type"):
+        case "redacted-reasoning":
+            options = {"anthropic": {"redactedData": part.pop("data", None)}}
+            part.update(type="reasoning", text="", providerOptions=options)
+        case "tool-call" if "args" in part:
+            part.setdefault("input", part.pop("args"))
+        case "tool-result" if "output" not in part:
+            result, failed = part.pop("result", None), part.pop("isError", False) is True
+            if isinstance(result, str):
+                part["output"] = {"type": "error-text" if failed else "text", "value": result}
+            else:
+                part["output"] = {"type": "error-json" if failed else "json", "value": result}
+    known = PART_KEYS.get(str(part.get("type")))
+    if known is None:
+        notes.append(f"part of type {part.get('type')!r} left out (no part holds it)")
+        return None
+    unknown = sorted(key for key in part if key not in known)
+    if unknown:
+        notes.append(f"keys {', '.join(unknown)} of a {part['type']} part left out (the append schema refuses them)")
+    return {key: value for key, value in part.items() if key in known}

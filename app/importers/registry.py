@@ -1,0 +1,41 @@
+"""``parse_import``: the one way to call an importer, by the format's name.
+
+The import endpoint and the command line both call it with the bytes of one file and store what it
+returns; it never reads files or the database itself.
+"""
+
+from collections.abc import Callable, Mapping
+
+from app.errors import InvalidInput
+from app.importers import ai_sdk, anthropic_messages, claude_code, openai_chat, opencode, pi
+from app.importers.imported import ImportResult
+from app.importers.options import ImportOptions
+
+Importer = Callable[[bytes, ImportOptions], ImportResult]
+
+IMPORTERS: Mapping[str, Importer] = {
+    claude_code.FORMAT: claude_code.parse,
+    opencode.FORMAT: opencode.parse,
+    pi.FORMAT: pi.parse,
+    openai_chat.FORMAT: openai_chat.parse,
+    anthropic_messages.FORMAT: anthropic_messages.parse,
+    ai_sdk.FORMAT: ai_sdk.parse,
+}
+FORMATS: tuple[str, ...] = tuple(IMPORTERS)
+
+
+class UnknownFormat(InvalidInput):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"format: {name!r} is not one of {', '.join(FORMATS)}", field="format")
+
+
+def parse_import(format: str, data: bytes, *, strict: bool = False, session_id: str | None = None) -> ImportResult:
+    """The sessions ``data`` holds, in the append shape, and the report of what was left out.
+
+    Raises ``ImportRefused`` (422) when the bytes are not that format at all, or, with ``strict``, on the
+    first line that is not JSON or not a known record; ``UnknownFormat`` for a name not in ``FORMATS``.
+    """
+    importer = IMPORTERS.get(format)
+    if importer is None:
+        raise UnknownFormat(format)
+    return importer(data, ImportOptions(strict=strict, session_id=session_id))

@@ -1,0 +1,226 @@
+"""Compaction: a summary of the older history and a boundary, appended together; nothing is deleted.
+
+The summarizer may take minutes, so no connection is held while it writes: the compaction takes a lease on
+the session in the database (one short transaction), reads the live history in one snapshot, lets the
+connection go, asks the summarizer, and then writes the boundary and the summary in one short transaction
+that first re-checks that nothing it relied on changed. A second compaction of the session while the lease
+is live is refused (409); a process that dies mid-compaction leaves a lease that expires by itself.
+
+What counts as *changed* (409, nothing written): another compaction completed in the meantime (the newest
+complete compaction is no longer the one the summary continues), or the metadata of a message the summary
+covers (or of the summary it continues) was amended, say pruned or hidden, so the summary may describe
+history that no longer reads that way. Content never changes. Messages appended after the summarised range
+are normal and do not conflict: they join the kept tail, which is sent verbatim after the summary.
+"""
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.context import errors as context_errors
+from app.context.compaction import (
+    CompactionSelection,
+    SummarySource,
+    Trigger,
+    build_compaction,
+    compact_transcript,
+    select_compaction,
+)
+from app.context.model_server import ModelServerWindows
+from app.context.summarizer import Summarizer
+from app.engine.kinds import Kind
+from app.engine.message import EngineMessage
+from app.errors import (
+    CompactionRefused,
+    CompactionRunning,
+    CompactionStale,
+    InvalidInput,
+    MessageConflict,
+    NotFound,
+    SummarizerFailed,
+)
+from app.projections.types import ProjectionContext
+from app.projections.window import newest_complete_compaction
+from app.services.caller import Caller
+from app.services.context_config import tail_policy
+from app.services.intake import MessageInput, new_message_id, prepare_batch
+from app.services.snapshots import session_model
+from app.settings import Settings
+from app.store.compaction_leases import CompactionLeaseRepository
+from app.store.database import Database
+from app.store.messages import MessageRepository, NewMessage
+from app.store.records import MessageRecord
+from app.store.sessions import SessionRepository
+
+LEASE_SECONDS = 300.0
+"""Longer than a compaction can run (the summarizer's whole exchange is capped at 180 s, the window lookup
+at a few seconds), so a live compaction never loses its lease; a crashed one frees the session after this."""
+
+REFUSAL_FIELDS = {
+    "empty_summary": "summary",
+    "nothing_to_compact": "sessionId",
+    "unknown_through_message": "throughMessageId",
+    "through_splits_tool_pair": "throughMessageId",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionAsk:
+    session_id: str
+    ctx: ProjectionContext
+    """Counts tokens as this model sees them; a model it leaves out comes from the session."""
+    summary: str | None = None
+    """The caller's summary; None asks the configured summarizer."""
+    through_message_id: str | None = None
+    boundary_id: str | None = None
+    summary_id: str | None = None
+    trigger: Trigger = "manual"
+    instructions: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    boundary: MessageRecord
+    summary: MessageRecord
+    record: dict[str, Any]
+    """The boundary's ``compaction`` metadata: counts and tokens before and after."""
+    tokens_after: int
+
+
+async def compact(
+    database: Database,
+    windows: ModelServerWindows,
+    summarizer: Summarizer | None,
+    settings: Settings,
+    caller: Caller,
+    ask: CompactionAsk,
+    now: datetime,
+) -> Compacted:
+    if ask.summary is None and summarizer is None:
+        raise InvalidInput("summary: required, since no summarizer is configured", field="summary")
+    tenant_id = caller.tenant_id
+    lease = await _take_lease(database, tenant_id, ask.session_id)
+    try:
+        return await _compact_under_lease(database, windows, summarizer, settings, caller, ask, now, lease)
+    except BaseException:
+        # The successful write released the lease in its own transaction; any other end releases it here.
+        async with database.transaction() as connection:
+            await CompactionLeaseRepository(connection, tenant_id).release(ask.session_id, lease)
+        raise
+
+
+async def _take_lease(database: Database, tenant_id: str, session_id: str) -> str:
+    async with database.transaction() as connection:
+        if await SessionRepository(connection, tenant_id).get(session_id) is None:
+            raise NotFound(f"session '{session_id}' does not exist")
+        lease = await CompactionLeaseRepository(connection, tenant_id).take(session_id, LEASE_SECONDS)
+    if lease is None:
+        raise CompactionRunning(f"a compaction of session '{session_id}' is already running")
+    return lease
+
+
+async def _compact_under_lease(
+    database: Database,
+    windows: ModelServerWindows,
+    summarizer: Summarizer | None,
+    settings: Settings,
+    caller: Caller,
+    ask: CompactionAsk,
+    now: datetime,
+    lease: str,
+) -> Compacted:
+    async with database.reading() as connection:
+        session = await SessionRepository(connection, caller.tenant_id).get(ask.session_id)
+        if session is None:
+            raise NotFound(f"session '{ask.session_id}' does not exist")
+        history = await MessageRepository(connection, caller.tenant_id).live_history(ask.session_id)
+    # No connection is held from here until the write.
+    provider, model = session_model(session, ask.ctx.provider, ask.ctx.model)
+    ctx = dataclasses.replace(ask.ctx, provider=provider or ask.ctx.provider, model=model or ask.ctx.model)
+    window = await windows.resolve(ctx.provider, ctx.model, session_tokens=session.context_window_tokens)
+    try:
+        selection = select_compaction(
+            history,
+            policy=tail_policy(settings),
+            window_tokens=window.tokens,
+            through_message_id=ask.through_message_id,
+            ctx=ctx,
+        )
+        text = ask.summary
+        source: SummarySource = "caller"
+        summarizer_model: str | None = None
+        if text is None and summarizer is not None:
+            answer = await summarizer.summarize(
+                compact_transcript(selection, ctx),
+                previous_summary=selection.previous_summary,
+                instructions=ask.instructions,
+            )
+            text, source, summarizer_model = answer.text, "summarizer", summarizer.model
+        plan = build_compaction(
+            selection,
+            text or "",
+            boundary_id=ask.boundary_id or new_message_id(),
+            summary_id=ask.summary_id or new_message_id(),
+            trigger=ask.trigger,
+            summary_source=source,
+            summarizer_model=summarizer_model,
+        )
+    except context_errors.CompactionRefused as refused:
+        field = REFUSAL_FIELDS[refused.reason]
+        raise CompactionRefused(f"{field}: {refused.detail}", field=field, reason=refused.reason) from refused
+    except context_errors.SummarizerError as failed:
+        raise SummarizerFailed(f"summarizer: {failed.detail}", reason=failed.reason) from failed
+    inputs = [MessageInput(role=m.role, content=m.content, id=m.id, metadata=m.metadata) for m in plan.messages]
+    batch = prepare_batch(inputs, caller, settings, now)
+    boundary, summary = await _write(database, caller.tenant_id, ask.session_id, lease, selection, batch)
+    return Compacted(boundary, summary, plan.boundary.metadata["compaction"], plan.tokens_after)
+
+
+async def _write(
+    database: Database,
+    tenant_id: str,
+    session_id: str,
+    lease: str,
+    selection: CompactionSelection,
+    batch: list[NewMessage],
+) -> tuple[MessageRecord, MessageRecord]:
+    """Appends the boundary and the summary, and ends the lease, if the lease still holds and nothing the
+    summary relied on changed; otherwise writes nothing."""
+    async with database.transaction() as connection:
+        repository = MessageRepository(connection, tenant_id)
+        last_seq = await repository.lock_session(session_id)
+        if last_seq is None:
+            raise NotFound(f"session '{session_id}' does not exist")
+        leases = CompactionLeaseRepository(connection, tenant_id)
+        if not await leases.holds(session_id, lease):
+            raise CompactionRunning(f"the compaction's lease on session '{session_id}' ran out and was taken over")
+        await _check_unchanged(repository, session_id, selection)
+        result = await repository.append(session_id, last_seq, batch)
+        if result.conflicts:
+            _, taken = result.conflicts[0]
+            raise MessageConflict(f"id '{taken}' is already stored in this session", field="boundaryId")
+        await leases.release(session_id, lease)
+    boundary, summary = result.messages
+    return boundary, summary
+
+
+async def _check_unchanged(repository: MessageRepository, session_id: str, selection: CompactionSelection) -> None:
+    """Runs under the session's append lock: nothing can change between this check and the append."""
+    markers = await repository.by_kinds(session_id, (Kind.COMPACT_BOUNDARY, Kind.COMPACT_SUMMARY))
+    newest = newest_complete_compaction(markers)
+    continued = selection.previous
+    if (newest.boundary.id if newest else None) != (continued.boundary.id if continued else None):
+        raise CompactionStale(
+            f"another compaction of session '{session_id}' completed while this one was summarising",
+            field="sessionId",
+        )
+    relied_on: list[EngineMessage] = [*selection.to_summarize]
+    if continued is not None:
+        relied_on.append(continued.summary)
+    current = await repository.metadata_of(session_id, [message.id for message in relied_on])
+    changed = [message.id for message in relied_on if current.get(message.id) != message.metadata]
+    if changed:
+        raise CompactionStale(
+            f"message '{changed[0]}' was amended while the compaction was summarising it", field="sessionId"
+        )

@@ -1,0 +1,72 @@
+"""How full a session's context is: what the model view sends, counted against the model's window.
+
+``/chat`` and ``GET /sessions/{id}/context`` count the same way: the live history from one snapshot, the
+window size from the one resolution order (which may ask a model server, with no connection held), and the
+context layer's count.
+"""
+
+import dataclasses
+
+import orjson
+
+from app.context.accounting import ContextReport, account_context
+from app.context.model_server import ModelServerWindows
+from app.context.window import ContextWindow
+from app.engine.tokens import estimate_tokens
+from app.projections.types import Projection, ProjectionContext
+from app.services.context_config import threshold_policy
+from app.services.snapshots import SessionSnapshot, load_snapshot, session_model
+from app.settings import Settings
+from app.store.database import Database
+
+
+async def report_context(
+    database: Database,
+    windows: ModelServerWindows,
+    settings: Settings,
+    tenant_id: str,
+    session_id: str,
+    ctx: ProjectionContext,
+    *,
+    max_output_tokens: int | None,
+) -> ContextReport:
+    """``ctx`` names the model to count for, or leaves it to the session's."""
+    snapshot = await load_snapshot(database, tenant_id, session_id, apply_compact_boundary=ctx.apply_compact_boundary)
+    provider, model = session_model(snapshot.session, ctx.provider, ctx.model)
+    ctx = dataclasses.replace(ctx, provider=provider or ctx.provider, model=model or ctx.model)
+    resolved = await window_size(snapshot, ctx, windows)
+    return count_context(snapshot, ctx, resolved, settings, max_output_tokens=max_output_tokens)
+
+
+async def window_size(snapshot: SessionSnapshot, ctx: ProjectionContext, windows: ModelServerWindows) -> ContextWindow:
+    """The model's context window (the step that may ask a model server)."""
+    return await windows.resolve(ctx.provider, ctx.model, session_tokens=snapshot.session.context_window_tokens)
+
+
+def count_context(
+    snapshot: SessionSnapshot,
+    ctx: ProjectionContext,
+    resolved: ContextWindow,
+    settings: Settings,
+    *,
+    max_output_tokens: int | None = None,
+    extra_tokens: int = 0,
+    view: Projection | None = None,
+) -> ContextReport:
+    """``view``: the model view under ``ctx`` when the caller has built it already (``/chat`` has, for the
+    payload), so that it is not built twice."""
+    return account_context(
+        snapshot.messages,
+        window=resolved,
+        policy=threshold_policy(settings),
+        ctx=ctx,
+        max_output_tokens=max_output_tokens,
+        request_tokens=extra_tokens,
+        run_models=snapshot.run_models,
+        view=view,
+    )
+
+
+def request_tokens(system: str | None, tools: list[dict[str, object]] | None) -> int:
+    """What a request sends besides the history: its system text and tool schemas."""
+    return estimate_tokens(system or "") + (estimate_tokens(orjson.dumps(tools).decode()) if tools else 0)

@@ -1,0 +1,101 @@
+"""Messages: append a batch (atomic, idempotent per id), page through them, read one, amend metadata."""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.engine.kinds import Kind
+from app.errors import Forbidden, InvalidInput, MessageConflict, NotFound
+from app.services.caller import Caller
+from app.services.intake import MessageInput, prepare_batch
+from app.settings import Settings
+from app.store.database import Database
+from app.store.messages import AppendResult, MessageRepository
+from app.store.records import MessageRecord
+from app.store.sessions import SessionRepository
+from app.store.storable import storable_size
+
+IMMUTABLE_METADATA_KEYS = ("runtimeKind",)
+"""The kind is fixed at write time (it is indexed, and reserved kinds are checked then)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MessagePage:
+    messages: list[MessageRecord]
+    """In the order asked for."""
+    has_more: bool
+
+
+async def append_messages(
+    database: Database, caller: Caller, settings: Settings, session_id: str, inputs: list[MessageInput], now: datetime
+) -> AppendResult:
+    """Stores the batch whole or not at all; a retried id with the same content replays the stored message."""
+    batch = prepare_batch(inputs, caller, settings, now)
+    async with database.transaction() as connection:
+        repository = MessageRepository(connection, caller.tenant_id)
+        last_seq = await repository.lock_session(session_id)
+        if last_seq is None:
+            raise NotFound(f"session '{session_id}' does not exist")
+        result = await repository.append(session_id, last_seq, batch)
+    if result.conflicts:
+        index, message_id = result.conflicts[0]
+        raise MessageConflict(
+            f"messages[{index}].id: '{message_id}' is already stored with different content",
+            field=f"messages[{index}].id",
+            conflicts=[{"field": f"messages[{i}].id", "id": mid} for i, mid in result.conflicts],
+        )
+    return result
+
+
+async def page_messages(
+    database: Database,
+    tenant_id: str,
+    session_id: str,
+    *,
+    limit: int,
+    after_seq: int | None,
+    before_seq: int | None,
+    backwards: bool,
+    newest_first: bool,
+) -> MessagePage:
+    """``limit`` messages next to the cursor, walked ``backwards`` (towards older) or not, and answered
+    newest first or oldest first."""
+    async with database.reading() as connection:
+        if await SessionRepository(connection, tenant_id).get(session_id) is None:
+            raise NotFound(f"session '{session_id}' does not exist")
+        rows, has_more = await MessageRepository(connection, tenant_id).page(
+            session_id, limit=limit, after_seq=after_seq, before_seq=before_seq, backwards=backwards
+        )
+    if backwards != newest_first:
+        rows.reverse()
+    return MessagePage(rows, has_more)
+
+
+async def get_message(database: Database, tenant_id: str, session_id: str, message_id: str) -> MessageRecord:
+    async with database.reading() as connection:
+        row = await MessageRepository(connection, tenant_id).get(session_id, message_id)
+    if row is None:
+        raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")
+    return row
+
+
+async def amend_message(
+    database: Database, caller: Caller, session_id: str, message_id: str, changes: dict[str, Any]
+) -> MessageRecord:
+    """Merges ``changes`` into the metadata (null removes a key); content and kind never change."""
+    storable_size(changes, "metadata")
+    for key in IMMUTABLE_METADATA_KEYS:
+        if key in changes:
+            raise InvalidInput(f"metadata.{key}: fixed when the message is written", field=f"metadata.{key}")
+    async with database.transaction() as connection:
+        repository = MessageRepository(connection, caller.tenant_id)
+        current = await repository.get(session_id, message_id)
+        if current is None:
+            raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")
+        if not caller.may_write_kind(Kind(current.kind)):
+            raise Forbidden(f"only a runtime key may amend a {current.kind} message")
+        row = await repository.amend_metadata(session_id, message_id, changes)
+    if row is None:
+        # Only a session deleted between the two statements gets here.
+        raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")
+    return row

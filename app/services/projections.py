@@ -1,0 +1,105 @@
+"""One view of a session, with a version tag (ETag) that costs one row read to check.
+
+The model and compact views read only the live history (``MessageRepository.live_history``); the
+transcript, debug and export views page like the message list, so no answer loads a long session whole.
+"""
+
+from dataclasses import dataclass
+
+from app.engine.message import EngineMessage
+from app.engine.promotion import promote_all
+from app.errors import NotFound
+from app.projections.projector import project
+from app.projections.types import PROJECTOR_VERSION, Projection, ProjectionContext, View
+from app.projections.window import FIRST_SEQ
+from app.store.database import Database
+from app.store.messages import MessageRepository, to_persisted
+from app.store.records import SessionRecord
+from app.store.sessions import SessionRepository
+
+WINDOWED_VIEWS = frozenset({View.MODEL, View.COMPACT})
+
+
+@dataclass(frozen=True, slots=True)
+class ViewRequest:
+    session_id: str
+    view: View
+    ctx: ProjectionContext
+    parameters_digest: str
+    """Changes with any parameter of the request: part of the ETag."""
+    limit: int
+    after_seq: int | None = None
+    before_seq: int | None = None
+    backwards: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NotModified:
+    etag: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionView:
+    etag: str
+    session: SessionRecord
+    projection: Projection
+    seqs: list[int]
+    """The seqs of the messages read, for the paged views' next cursor."""
+    has_more: bool | None
+    """For the paged views, whether more lie beyond the page; None for the windowed views."""
+
+
+def view_etag(session_id: str, session: SessionRecord, parameters_digest: str) -> str:
+    """Changes exactly when the view could: a new message (last seq), an amendment (revision), other
+    parameters, or a new projector version."""
+    return f'W/"p:{session_id}:{session.last_seq}:{session.revision}:{parameters_digest}:{PROJECTOR_VERSION}"'
+
+
+def etag_matches(if_none_match: str | None, etag: str) -> bool:
+    """``If-None-Match`` semantics: any listed tag, weak or strong, or ``*``."""
+    if not if_none_match:
+        return False
+    weak = etag.removeprefix("W/")
+    return any(tag.strip() == "*" or tag.strip().removeprefix("W/") == weak for tag in if_none_match.split(","))
+
+
+async def view_session(
+    database: Database, tenant_id: str, asked: ViewRequest, *, if_none_match: str | None
+) -> NotModified | SessionView:
+    if if_none_match:
+        # Revalidation first, on one autocommit read: an unchanged view costs a session-row lookup.
+        async with database.single_read() as connection:
+            current = await SessionRepository(connection, tenant_id).get(asked.session_id)
+        if current is not None:
+            known = view_etag(asked.session_id, current, asked.parameters_digest)
+            if etag_matches(if_none_match, known):
+                return NotModified(known)
+    # One snapshot for the ETag and the rows: the body always is the version the ETag names, and a full
+    # answer costs one pooled connection, not two.
+    async with database.reading() as connection:
+        session = await SessionRepository(connection, tenant_id).get(asked.session_id)
+        if session is None:
+            raise NotFound(f"session '{asked.session_id}' does not exist")
+        etag = view_etag(asked.session_id, session, asked.parameters_digest)
+        if etag_matches(if_none_match, etag):
+            return NotModified(etag)
+        messages, has_more = await _messages_for(MessageRepository(connection, tenant_id), asked)
+    return SessionView(
+        etag, session, project(asked.view, messages, asked.ctx), [message.seq for message in messages], has_more
+    )
+
+
+async def _messages_for(repository: MessageRepository, asked: ViewRequest) -> tuple[list[EngineMessage], bool | None]:
+    """The messages a view needs, promoted, and for paged views whether more lie beyond the page."""
+    if asked.view in WINDOWED_VIEWS:
+        if asked.ctx.apply_compact_boundary:
+            return await repository.live_history(asked.session_id), None
+        return await repository.from_seq(asked.session_id, FIRST_SEQ), None
+    rows, has_more = await repository.page(
+        asked.session_id,
+        limit=asked.limit,
+        after_seq=asked.after_seq,
+        before_seq=asked.before_seq,
+        backwards=asked.backwards,
+    )
+    return promote_all([to_persisted(row) for row in rows]), has_more

@@ -1,0 +1,50 @@
+"""Runs (opencode's Turn): one request's settings, amended with usage and result when it ends."""
+
+import uuid
+from typing import Any
+
+from app.errors import Conflict, NotFound
+from app.store.database import Database
+from app.store.records import RunRecord
+from app.store.runs import RunRepository
+from app.store.sessions import SessionRepository
+
+
+def new_run_id() -> str:
+    return f"run_{uuid.uuid4().hex}"
+
+
+async def create_run(
+    database: Database, tenant_id: str, session_id: str, run_id: str, settings: dict[str, Any]
+) -> RunRecord:
+    async with database.transaction() as connection:
+        if await SessionRepository(connection, tenant_id).get(session_id) is None:
+            raise NotFound(f"session '{session_id}' does not exist")
+        row = await RunRepository(connection, tenant_id).create(session_id, run_id, settings)
+    if row is None:
+        raise Conflict(f"id: a run '{run_id}' already exists in this session", field="id")
+    return row
+
+
+async def get_run(database: Database, tenant_id: str, session_id: str, run_id: str) -> RunRecord:
+    async with database.reading() as connection:
+        row = await RunRepository(connection, tenant_id).get(session_id, run_id)
+    return _found(row, session_id, run_id)
+
+
+async def amend_run(
+    database: Database, tenant_id: str, session_id: str, run_id: str, changes: dict[str, Any]
+) -> RunRecord:
+    """Replaces ``usage`` and ``result``, merges ``metadata``; no changes reads the run as it is."""
+    async with database.transaction() as connection:
+        repository = RunRepository(connection, tenant_id)
+        row = (
+            await repository.amend(session_id, run_id, changes) if changes else await repository.get(session_id, run_id)
+        )
+    return _found(row, session_id, run_id)
+
+
+def _found(row: RunRecord | None, session_id: str, run_id: str) -> RunRecord:
+    if row is None:
+        raise NotFound(f"run '{run_id}' does not exist in session '{session_id}'")
+    return row

@@ -1,0 +1,56 @@
+"""Sessions: create, page through (newest first by default), read, delete."""
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from app.errors import Conflict, NotFound
+from app.store.database import Database
+from app.store.records import SessionRecord
+from app.store.sessions import SessionRepository
+
+
+def new_session_id() -> str:
+    return f"ses_{uuid.uuid4().hex}"
+
+
+async def create_session(
+    database: Database,
+    tenant_id: str,
+    session_id: str,
+    *,
+    title: str | None,
+    metadata: dict[str, Any],
+    model: str | None,
+    context_window_tokens: int | None,
+) -> SessionRecord:
+    async with database.transaction() as connection:
+        row = await SessionRepository(connection, tenant_id).create(
+            session_id, title=title, metadata=metadata, model=model, context_window_tokens=context_window_tokens
+        )
+    if row is None:
+        raise Conflict(f"id: a session '{session_id}' already exists", field="id")
+    return row
+
+
+async def page_sessions(
+    database: Database, tenant_id: str, *, limit: int, newest_first: bool, after: tuple[datetime, str] | None
+) -> tuple[list[SessionRecord], bool]:
+    async with database.reading() as connection:
+        return await SessionRepository(connection, tenant_id).page(limit=limit, newest_first=newest_first, after=after)
+
+
+async def get_session(database: Database, tenant_id: str, session_id: str) -> SessionRecord:
+    async with database.reading() as connection:
+        row = await SessionRepository(connection, tenant_id).get(session_id)
+    if row is None:
+        raise NotFound(f"session '{session_id}' does not exist")
+    return row
+
+
+async def delete_session(database: Database, tenant_id: str, session_id: str) -> None:
+    """Deletes the session with its messages and runs."""
+    async with database.transaction() as connection:
+        deleted = await SessionRepository(connection, tenant_id).delete(session_id)
+    if not deleted:
+        raise NotFound(f"session '{session_id}' does not exist")

@@ -1,0 +1,187 @@
+"""Compaction holds no connection while its summarizer writes: a lease in the database keeps a second compaction
+out, and the write re-checks that nothing the summary relied on changed."""
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
+from sqlalchemy import text
+
+from app.api.auth import DEFAULT_TENANT
+from app.main import create_app
+from app.services.compaction import LEASE_SECONDS
+from app.store.compaction_leases import CompactionLeaseRepository
+from tests.api.wire import append, assistant, boundary, new_session, summary, tool_call, tool_result, user
+from tests.conftest import settings_for_tests
+from tests.context.fake_model_server import CHAT_PATH, FakeModelServer, Reply, chat_completion
+
+POOL = {"pool_size": 5, "pool_max_overflow": 0, "pool_timeout_seconds": 2.0}
+"""Five connections and no more; a request that cannot get one within 2 s fails (503) instead of hanging."""
+
+
+@pytest.fixture
+def summarizer() -> Iterator[FakeModelServer]:
+    with FakeModelServer() as server:
+        # Held until released, then a usable summary.
+        server.reply(CHAT_PATH, Reply(hang=True, json=chat_completion("## Goal\nRead the files.")))
+        yield server
+
+
+@asynccontextmanager
+async def service(database_url: str, summarizer: FakeModelServer) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
+    settings = settings_for_tests(
+        summarizer_base_url=summarizer.base_url, summarizer_model="summarizer", model_server_timeout_seconds=0.5, **POOL
+    )
+    app = create_app(settings, database_url=database_url)
+    async with (
+        LifespanManager(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
+    ):
+        try:
+            yield app, client
+        finally:
+            summarizer.release()
+            for listed in (await client.get("/sessions", params={"limit": 500})).json()["sessions"]:
+                await client.delete(f"/sessions/{listed['id']}")
+
+
+async def seed(client: httpx.AsyncClient, session_id: str, turns: int = 3) -> None:
+    await new_session(client, session_id)
+    for turn in range(turns):
+        await append(
+            client,
+            session_id,
+            user(f"step {turn}", id=f"u{turn}"),
+            tool_call(f"c{turn}", "read", id=f"call{turn}"),
+            tool_result(f"c{turn}", "read", "r" * 200, id=f"result{turn}"),
+            assistant(f"done {turn}", id=f"a{turn}"),
+        )
+
+
+async def summarizer_called(server: FakeModelServer, times: int = 1, within: float = 5.0) -> None:
+    deadline = time.monotonic() + within
+    while len(server.requests_to(CHAT_PATH)) < times:
+        assert time.monotonic() < deadline, f"the summarizer was called {len(server.requests_to(CHAT_PATH))} times"
+        await asyncio.sleep(0.01)
+
+
+async def read_or_append(client: httpx.AsyncClient, session_id: str, index: int) -> httpx.Response:
+    """Reads of every kind the held compactions' sessions serve, and appends to them."""
+    if index % 4 == 0:
+        return await client.post(f"/sessions/{session_id}/messages", json={"messages": [user(f"more {index}")]})
+    if index % 4 == 1:
+        return await client.get(f"/sessions/{session_id}/projection", params={"view": "model"})
+    if index % 4 == 2:
+        return await client.get(f"/sessions/{session_id}/messages")
+    return await client.get(f"/sessions/{session_id}/context")
+
+
+def still_running(compactions: list[asyncio.Task[httpx.Response]]) -> bool:
+    return not any(task.done() for task in compactions)
+
+
+async def test_requests_on_a_pool_of_five_never_wait_for_compactions_held_by_their_summarizer(
+    database_url: str, summarizer: FakeModelServer
+) -> None:
+    sessions = [f"s{index}" for index in range(5)]
+    async with service(database_url, summarizer) as (app, client):
+        for session_id in sessions:
+            await seed(client, session_id)
+        # As many held compactions as the pool has connections: had each kept one, nothing else could run.
+        compactions = [
+            asyncio.create_task(client.post(f"/sessions/{session_id}/compactions", json={})) for session_id in sessions
+        ]
+        await summarizer_called(summarizer, times=len(sessions))
+        assert app.state.database.engine.pool.checkedout() == 0
+
+        started = time.monotonic()
+        others = await asyncio.gather(*(read_or_append(client, sessions[index % 5], index) for index in range(20)))
+        took = time.monotonic() - started
+        assert [response.status_code for response in others if response.status_code >= 300] == []
+        assert len(others) == 20
+        assert still_running(compactions), "the requests finished only after a compaction let go"
+        assert took < POOL["pool_timeout_seconds"]
+
+        summarizer.release()
+        done = await asyncio.gather(*compactions)
+    # Appends after the summarised range are normal: every compaction still lands.
+    assert [response.status_code for response in done] == [201] * len(sessions), [r.text for r in done]
+
+
+async def test_a_second_compaction_while_the_lease_is_live_is_409(
+    database_url: str, summarizer: FakeModelServer
+) -> None:
+    async with service(database_url, summarizer) as (_, client):
+        await seed(client, "s1")
+        running = asyncio.create_task(client.post("/sessions/s1/compactions", json={}))
+        await summarizer_called(summarizer)
+        second = await client.post("/sessions/s1/compactions", json={"summary": "mine"})
+        assert second.status_code == 409
+        assert second.json()["type"].endswith("/compaction-running")
+        summarizer.release()
+        assert (await running).status_code == 201
+        # The lease ended with the write: the next compaction runs.
+        await append(client, "s1", user("next step", id="u9"))
+        third = await client.post("/sessions/s1/compactions", json={"summary": "Later."})
+        assert third.status_code == 201, third.text
+
+
+async def test_another_compaction_landing_meanwhile_makes_the_write_409_and_writes_nothing(
+    database_url: str, summarizer: FakeModelServer
+) -> None:
+    async with service(database_url, summarizer) as (_, client):
+        await seed(client, "s1")
+        running = asyncio.create_task(client.post("/sessions/s1/compactions", json={}))
+        await summarizer_called(summarizer)
+        landed = await append(client, "s1", boundary("b-other", through="a1"), summary("b-other", "Theirs.", id="s-o"))
+        assert landed.status_code == 201
+        summarizer.release()
+        response = await running
+        assert response.status_code == 409, response.text
+        assert response.json()["type"].endswith("/compaction-stale")
+        assert (await client.get("/sessions/s1")).json()["messageCount"] == 14
+
+
+async def test_an_amended_summarised_message_makes_the_write_409(
+    database_url: str, summarizer: FakeModelServer
+) -> None:
+    async with service(database_url, summarizer) as (_, client):
+        await seed(client, "s1")
+        running = asyncio.create_task(client.post("/sessions/s1/compactions", json={}))
+        await summarizer_called(summarizer)
+        amended = await client.patch("/sessions/s1/messages/result0", json={"metadata": {"visibleInTranscript": False}})
+        assert amended.status_code == 200
+        summarizer.release()
+        response = await running
+        assert response.status_code == 409, response.text
+        assert response.json()["type"].endswith("/compaction-stale")
+        assert (await client.get("/sessions/s1")).json()["messageCount"] == 12
+
+
+async def test_a_failed_summary_ends_the_lease(database_url: str, summarizer: FakeModelServer) -> None:
+    summarizer.fail(CHAT_PATH)
+    async with service(database_url, summarizer) as (_, client):
+        await seed(client, "s1")
+        assert (await client.post("/sessions/s1/compactions", json={})).status_code == 502
+        retried = await client.post("/sessions/s1/compactions", json={"summary": "Ours.", "throughMessageId": "a1"})
+        assert retried.status_code == 201, retried.text
+
+
+async def test_a_lease_left_by_a_crashed_process_frees_the_session_when_it_expires(
+    database_url: str, summarizer: FakeModelServer
+) -> None:
+    async with service(database_url, summarizer) as (app, client):
+        await seed(client, "s1")
+        async with app.state.database.transaction() as connection:
+            assert await CompactionLeaseRepository(connection, DEFAULT_TENANT).take("s1", LEASE_SECONDS) is not None
+        held = await client.post("/sessions/s1/compactions", json={"summary": "Ours.", "throughMessageId": "a1"})
+        assert held.status_code == 409
+        async with app.state.database.transaction() as connection:
+            await connection.execute(text("UPDATE compaction_leases SET expires_at = now() - interval '1 second'"))
+        freed = await client.post("/sessions/s1/compactions", json={"summary": "Ours.", "throughMessageId": "a1"})
+        assert freed.status_code == 201, freed.text

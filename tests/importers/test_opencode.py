@@ -1,0 +1,81 @@
+import json
+from typing import Any
+
+import pytest
+
+from app.importers.imported import ImportedMessage, ImportRefused, ImportResult
+from app.importers.registry import parse_import
+from tests.importers.checks import parts
+from tests.importers.samples import opencode as opencode_sample
+
+
+def parse(data: bytes, **options: Any) -> ImportResult:
+    return parse_import("opencode", data, **options)
+
+
+def messages() -> dict[str, ImportedMessage]:
+    return {message.id: message for message in parse(opencode_sample()).sessions[0].messages}
+
+
+def test_the_session_keeps_its_id_title_and_newest_model() -> None:
+    [session] = parse(opencode_sample()).sessions
+    assert (session.id, session.title, session.model) == ("ses_1", "Tidy the exports", "anthropic/claude-sonnet-4-5")
+    assert session.metadata["opencode"]["directory"] == "/w"
+
+
+def test_each_step_of_an_answer_is_an_assistant_message_followed_by_its_results() -> None:
+    order = [message.id for message in parse(opencode_sample()).sessions[0].messages]
+    assert order[:4] == ["msg_u1", "msg_a1", "prt_a3", "prt_a6"]
+    first, results, second = messages()["msg_a1"], messages()["prt_a3"], messages()["prt_a6"]
+    assert [p["type"] for p in parts(first)] == ["reasoning", "tool-call", "tool-call"]
+    assert parts(first)[0]["providerOptions"] == {"anthropic": {"signature": "sig-oc"}}
+    assert first.metadata["finishReason"] == "tool-calls" and second.metadata["finishReason"] == "stop"
+    assert [p["output"]["type"] for p in parts(results)] == ["text", "error-text"]
+    assert results.metadata["compactedAt"] == "2026-03-02T09:10:00+00:00"
+
+
+def test_user_files_become_parts_and_inlined_text_files_are_skipped() -> None:
+    user = messages()["msg_u1"]
+    assert [p["type"] for p in parts(user)] == ["text", "text", "image"]
+    assert parts(user)[2] == {"type": "image", "image": "data:image/png;base64,iVBORw0KGgo=", "mediaType": "image/png"}
+    skipped = parse(opencode_sample()).report.skipped
+    assert [(s.line, s.reason.split(":")[0]) for s in skipped] == [(1, "file part prt_u2"), (2, "patch part prt_a8")]
+
+
+def test_a_compaction_request_and_its_summary_become_a_boundary_and_summary() -> None:
+    boundary, summary = messages()["msg_u2"], messages()["msg_a2"]
+    assert (boundary.role, boundary.metadata["runtimeKind"]) == ("system", "compact_boundary")
+    assert boundary.metadata["compactThroughMessageId"] == "prt_a6"
+    assert (summary.role, summary.content) == ("user", "Summary: tidied a.ts exports.")
+    assert summary.metadata["summaryForBoundaryId"] == "msg_u2" and "usage" not in summary.metadata
+
+
+def test_a_tool_that_never_finished_is_reported_unanswered_and_the_aborted_answer_says_so() -> None:
+    result = parse(opencode_sample())
+    assert [(r.tool_call_id, r.message_id) for r in result.report.unanswered_calls] == [("toolu_o3", "msg_a3")]
+    assert messages()["msg_a3"].metadata["finishReason"] == "aborted"
+
+
+def test_an_answer_still_streaming_is_not_settled() -> None:
+    document = json.loads(opencode_sample())
+    streaming = document["messages"][-1]["info"]
+    del streaming["error"], streaming["time"]["completed"]
+    [session] = parse(json.dumps(document).encode()).sessions
+    assert session.settled == len(session.messages) - 1
+
+
+def test_a_document_that_is_not_an_export_is_refused() -> None:
+    with pytest.raises(ImportRefused):
+        parse(b'{"messages": []}')
+
+
+def test_a_message_that_is_not_an_opencode_message_is_reported_and_strict_refuses_it() -> None:
+    document = json.loads(opencode_sample())
+    document["messages"].insert(1, {"info": {"role": "robot", "id": "x"}, "parts": []})
+    data = json.dumps(document).encode()
+    assert [(s.line, s.reason.split(" (")[0]) for s in parse(data).report.invalid] == [
+        (2, "message of unknown role 'robot' or without an id")
+    ]
+    with pytest.raises(ImportRefused) as refused:
+        parse(data, strict=True)
+    assert refused.value.line == 2

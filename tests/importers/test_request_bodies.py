@@ -1,0 +1,183 @@
+"""The three request formats: OpenAI Chat Completions, Anthropic Messages and AI SDK ModelMessage bodies."""
+
+import json
+from typing import Any
+
+import pytest
+
+from app.importers.imported import ImportedSession, ImportRefused, ImportResult
+from app.importers.registry import parse_import
+from tests.importers import checks
+from tests.importers.checks import parts
+from tests.importers.samples import SAMPLES
+
+
+def parse(format: str, body: Any, **options: Any) -> ImportResult:
+    return parse_import(format, json.dumps(body).encode(), **options)
+
+
+def session(format: str, body: Any) -> ImportedSession:
+    return parse(format, body).sessions[0]
+
+
+@pytest.mark.parametrize("format", ["openai-chat", "anthropic-messages", "ai-sdk"])
+def test_ids_are_positions_and_the_session_is_named_by_the_opening_or_by_the_caller(format: str) -> None:
+    body = json.loads(SAMPLES[format]())
+    grown = {**body, "messages": [*body["messages"], {"role": "user", "content": "Thanks"}]}
+    first, later = session(format, body), session(format, grown)
+    assert first.id == later.id and first.id.startswith(f"{format}-")
+    assert [m.id for m in later.messages][: len(first.messages)] == [m.id for m in first.messages]
+    assert later.messages[-1].id == f"m{len(grown['messages'])}"
+    assert parse(format, body, session_id="mine").sessions[0].id == "mine"
+    other = {**body, "messages": [{"role": "user", "content": "Something else"}, *body["messages"][1:]]}
+    assert session(format, other).id != first.id
+
+
+def test_openai_tool_calls_are_parsed_and_answered_by_name() -> None:
+    messages = session("openai-chat", json.loads(SAMPLES["openai-chat"]())).messages
+    assert messages[0].role == "system"
+    assert parts(messages[1])[1] == {
+        "type": "image",
+        "image": "data:image/png;base64,iVBORw0KGgo=",
+        "mediaType": "image/png",
+    }
+    assert messages[2].content == [
+        {"type": "tool-call", "toolCallId": "call_1", "toolName": "weather", "input": {"city": "Oslo"}}
+    ]
+    assert parts(messages[3])[0]["toolName"] == "weather"
+
+
+def test_openai_legacy_function_calls_reasoning_and_broken_arguments() -> None:
+    body = [
+        {"role": "user", "content": "Go"},
+        {
+            "role": "assistant",
+            "reasoning_content": "Think.",
+            "content": None,
+            "function_call": {"name": "f", "arguments": "{oops"},
+        },
+        {"role": "function", "name": "f", "content": "done"},
+    ]
+    result = parse("openai-chat", body)
+    call_message, answer = result.sessions[0].messages[1:]
+    assert call_message.content == [
+        {"type": "reasoning", "text": "Think."},
+        {"type": "tool-call", "toolCallId": "m2:function_call", "toolName": "f", "input": "{oops"},
+    ]
+    assert parts(answer)[0]["toolCallId"] == "m2:function_call"
+    assert [(r.line, r.detail) for r in result.report.repairs] == [
+        (2, "arguments of 'f' are not JSON: kept as the string")
+    ]
+
+
+def test_anthropic_results_come_before_the_text_of_their_user_message() -> None:
+    messages = session("anthropic-messages", json.loads(SAMPLES["anthropic-messages"]())).messages
+    assert [(m.id, m.role) for m in messages] == [
+        ("system", "system"),
+        ("m1", "user"),
+        ("m2", "assistant"),
+        ("m3", "tool"),
+        ("m3:prompt", "user"),
+        ("m4", "assistant"),
+    ]
+    assert parts(messages[2])[0]["providerOptions"] == {"anthropic": {"signature": "sig-am"}}
+
+
+def test_anthropic_server_tools_stay_in_the_assistant_message_as_provider_executed() -> None:
+    body = {
+        "messages": [
+            {"role": "user", "content": "News?"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "news"}},
+                    {
+                        "type": "web_search_tool_result",
+                        "tool_use_id": "srvtoolu_1",
+                        "content": [{"type": "web_search_result", "url": "u"}],
+                    },
+                    {"type": "text", "text": "Nothing new."},
+                ],
+            },
+        ]
+    }
+    result = parse("anthropic-messages", body)
+    call, outcome, _ = parts(result.sessions[0].messages[1])
+    assert call["providerExecuted"] is True and outcome["providerExecuted"] is True
+    assert (outcome["type"], outcome["toolName"], outcome["output"]["type"]) == ("tool-result", "web_search", "json")
+    assert result.report.unanswered_calls == [] and result.report.orphan_results == []
+
+
+def test_ai_sdk_parts_pass_through_and_older_names_are_read_as_todays() -> None:
+    body = {
+        "messages": [
+            {"role": "user", "content": [{"type": "image", "image": "AAAA", "mimeType": "image/png"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "redacted-reasoning", "data": "opaque"},
+                    {"type": "tool-call", "toolCallId": "c1", "toolName": "t", "args": {"a": 1}},
+                ],
+            },
+            {
+                "role": "tool",
+                "content": [{"type": "tool-result", "toolCallId": "c1", "toolName": "t", "result": {"ok": True}}],
+            },
+        ]
+    }
+    user, assistant, tool = session("ai-sdk", body).messages
+    assert user.content == [{"type": "image", "image": "AAAA", "mediaType": "image/png"}]
+    assert assistant.content == [
+        {"type": "reasoning", "text": "", "providerOptions": {"anthropic": {"redactedData": "opaque"}}},
+        {"type": "tool-call", "toolCallId": "c1", "toolName": "t", "input": {"a": 1}},
+    ]
+    assert parts(tool)[0]["output"] == {"type": "json", "value": {"ok": True}}
+
+
+def test_ai_sdk_keys_and_parts_the_append_schema_refuses_are_left_out_and_reported() -> None:
+    body = [
+        {
+            "id": "own-id",
+            "role": "user",
+            "content": [{"type": "text", "text": "hi", "cache": True}, {"type": "source"}],
+        },
+    ]
+    result = parse("ai-sdk", body)
+    [message] = result.sessions[0].messages
+    assert (message.id, message.content) == ("own-id", [{"type": "text", "text": "hi"}])
+    assert [r.detail for r in result.report.repairs] == [
+        "keys cache of a text part left out (the append schema refuses them)",
+        "part of type 'source' left out (no part holds it)",
+    ]
+
+
+@pytest.mark.parametrize("format", ["openai-chat", "anthropic-messages", "ai-sdk"])
+def test_a_message_of_unknown_role_is_reported_and_strict_refuses_it(format: str) -> None:
+    body = [{"role": "user", "content": "hi"}, {"role": "robot", "content": "beep"}]
+    assert [s.line for s in parse(format, body).report.invalid] == [2]
+    with pytest.raises(ImportRefused) as refused:
+        parse(format, body, strict=True)
+    assert refused.value.line == 2
+
+
+@pytest.mark.parametrize("format", ["openai-chat", "anthropic-messages", "ai-sdk"])
+def test_a_body_without_messages_is_refused(format: str) -> None:
+    with pytest.raises(ImportRefused):
+        parse(format, {"model": "x"})
+
+
+def test_the_append_schema_does_not_hold_a_provider_executed_result_yet() -> None:
+    """The importer keeps the AI SDK shape (the call and its result in the assistant message); the append
+    schema accepts assistant tool results only once it takes provider-executed tools."""
+    body = [
+        {"role": "user", "content": "News?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+                {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+            ],
+        },
+    ]
+    [problem] = checks.append_problems(session("anthropic-messages", body))
+    assert problem.startswith("m2: ") and "tool-result" in problem
