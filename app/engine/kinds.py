@@ -4,6 +4,7 @@ from enum import StrEnum
 from typing import Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
 
 
 class Kind(StrEnum):
