@@ -13,7 +13,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.api.schemas import AppendMessagesRequest
-from app.api.storable import storable_size
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.engine.persisted import PersistedMessage
@@ -24,6 +23,7 @@ from app.projections.projector import project
 from app.projections.types import ProjectionContext, View
 from app.providers.chat_request import build_chat_request
 from app.providers.registry import SUPPORTED_PROVIDERS
+from app.store.storable import storable_size
 from tests.providers.payload_check import problems
 
 FALLBACK = datetime(2026, 1, 1, tzinfo=UTC)
