@@ -15,7 +15,7 @@ Pure: engine messages, the model view of them, a window and a policy in, a seria
 """
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, Literal, assert_never
@@ -147,10 +147,9 @@ def usage_tokens(message: EngineMessage, model: str | None, run_models: Mapping[
     return summed or None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class SentMessage:
-    """One stored message as the model view sends it: its section and what it costs there. (Not frozen: one
-    is made per message of a window on every count, and a frozen dataclass is three times slower to make.)"""
+    """One stored message as the model view sends it: its section and what it costs there."""
 
     message: EngineMessage
     section: Section
@@ -167,18 +166,26 @@ class SentMessage:
 def sent_messages(view: Projection, messages: Sequence[EngineMessage]) -> list[SentMessage]:
     """Each message the model view ``view`` of ``messages`` sends, in the view's order, with its cost: the
     stored estimate when the view sends the stored content as it is, else the estimate of what it sends."""
+    return [SentMessage(*each) for each in _costed(view, messages)]
+
+
+_Costed = tuple[EngineMessage, Section, int, int]
+"""``SentMessage``'s fields as a plain tuple: the count reads a whole live history of them on every request."""
+
+
+def _costed(view: Projection, messages: Sequence[EngineMessage]) -> Iterator[_Costed]:
     by_id = {message.id: message for message in reversed(messages)}  # the first given of an id, as the view
     sections = _SECTIONS
-    sent: list[SentMessage] = []
-    append = sent.append
     for projected in view.messages:
         (source_id,) = projected.source_message_ids
         message = by_id[source_id]
         content = projected.content
         tokens = message.token_estimate if content is message.content else estimate_tokens(content)
-        reasoning = estimate_tokens(list(projected.reasoning)) if projected.reasoning else 0
-        append(SentMessage(message, sections[projected.semantic_type], max(tokens - reasoning, 0), reasoning))
-    return sent
+        if projected.reasoning:
+            reasoning = estimate_tokens(list(projected.reasoning))
+            yield message, sections[projected.semantic_type], max(tokens - reasoning, 0), reasoning
+        else:
+            yield message, sections[projected.semantic_type], tokens, 0
 
 
 def model_costs(messages: Sequence[EngineMessage], ctx: ProjectionContext = DEFAULT_CONTEXT) -> dict[str, int]:
@@ -210,15 +217,15 @@ def account_context(
     """
     if view is None:
         view = project_model(messages, ctx)
-    sent = sent_messages(view, messages)
+    sent = list(_costed(view, messages))
     applied = view.diagnostics.applied_compact_boundary_id
     # Usage recorded before the applied boundary counted the history that compaction replaced: stale.
     stale_through = next((m.seq for m in messages if m.id == applied), -math.inf) if applied else -math.inf
     totals = dict.fromkeys(_SECTION_NAMES, 0)
     reasoning = 0
-    for each in sent:
-        totals[each.section] += each.tokens
-        reasoning += each.reasoning
+    for _, section, tokens, with_reasoning in sent:
+        totals[section] += tokens
+        reasoning += with_reasoning
     # A usage counts whether or not the view sends its message: an answer left empty measured the context too.
     candidates = [m for m in messages if "usage" in m.metadata and m.seq > stale_through]
     sections = TokenSections(
@@ -232,7 +239,7 @@ def account_context(
     if anchor is None:
         total, after = sections.total, sections.total
     else:
-        after = sum(each.total for each in sent if each.message.seq > anchor.seq)
+        after = sum(tokens + with_reasoning for message, _, tokens, with_reasoning in sent if message.seq > anchor.seq)
         total = anchor.tokens + after
     threshold, due, reason = _decision(window, total, policy, max_output_tokens)
     return ContextReport(
