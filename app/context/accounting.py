@@ -208,8 +208,8 @@ def account_context(
 ) -> ContextReport:
     """Count a session's model context for ``ctx.model`` against ``window``.
 
-    ``messages``: the session's engine messages, or the store's slice from the window start. ``ctx``: the
-    projection parameters of the request, so that what is counted is what the model view sends.
+    ``messages``: the session's engine messages, or the store's slice of them from the live history's start.
+    ``ctx``: the projection parameters of the request, so that what is counted is what the model view sends.
     ``view``: the model view of ``messages`` under ``ctx`` when the caller has built it already (``POST
     /chat`` does, for the payload), so that it is not built twice. ``request_tokens``: system text and tool
     schemas sent with the request but not stored, counted only when no provider usage already includes

@@ -18,15 +18,14 @@ from typing import Any, Literal
 from app.context.accounting import DEFAULT_CONTEXT, model_costs
 from app.context.config import TailPolicy
 from app.context.errors import CompactionRefused
-from app.context.history_window import history_window
 from app.engine.kinds import Kind, Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import Content
 from app.engine.tokens import estimate_tokens
 from app.projections.compact import project_compact
+from app.projections.live_history import Compaction, live_history
 from app.projections.plain_text import plain_text
 from app.projections.types import ProjectedMessage, ProjectionContext
-from app.projections.window import Compaction
 
 BOUNDARY_TEXT = "Conversation compacted"
 Trigger = Literal["manual", "auto"]
@@ -84,7 +83,7 @@ def select_compaction(
     through_message_id: str | None = None,
     ctx: ProjectionContext = DEFAULT_CONTEXT,
 ) -> CompactionSelection:
-    """Split the current model window into the part to summarise and the kept tail.
+    """Split the live history into the part to summarise and the kept tail.
 
     With ``through_message_id`` (a caller who wrote its own summary says what it covers) the cut is exactly
     there, and refused if it would split a tool call from its result: moving it would make the summary claim
@@ -92,9 +91,9 @@ def select_compaction(
     every call with its result, preferring to keep more. Token costs are what the model view sends under
     ``ctx``; ``window_tokens`` caps the tail at ``policy.max_window_fraction`` of the window.
     """
-    window = history_window(messages)
-    previous = window.compaction
-    body = [m for m in window.messages if previous is None or m is not previous.summary]
+    live = live_history(messages)
+    previous = live.compaction
+    body = [m for m in live.messages if previous is None or m is not previous.summary]
     if not body:
         raise CompactionRefused("nothing_to_compact", "there are no messages after the last compaction")
     splits = _splitting_cuts(body)

@@ -17,9 +17,9 @@ from typing import Any
 
 from app.context.accounting import DEFAULT_CONTEXT, model_costs, pruned_tokens
 from app.context.config import PrunePolicy
-from app.context.history_window import history_window
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
+from app.projections.live_history import live_history
 from app.projections.types import ProjectionContext
 
 
@@ -57,18 +57,18 @@ def compacted_at_patch(now: datetime) -> dict[str, str]:
 def plan_prune(
     messages: Sequence[EngineMessage], policy: PrunePolicy, ctx: ProjectionContext = DEFAULT_CONTEXT
 ) -> PrunePlan:
-    """Choose the tool results to prune in the current model window (after the newest compaction).
+    """Choose the tool results to prune in the live history (after the newest compaction).
 
     Costs are what the model view sends for each result under ``ctx`` (a result over the soft limit is
     already cut there), so the saving reported is the saving the model sees.
     """
-    window = history_window(messages).messages
+    live = live_history(messages).messages
     costs = model_costs(messages, ctx)
     turns = 0
     seen = 0
     protected = 0
     candidates: list[tuple[str, int]] = []
-    for message in reversed(window):
+    for message in reversed(live):
         if message.kind is Kind.USER_INPUT and message.metadata.get("synthetic") is not True:
             turns += 1
         cost = costs.get(message.id)

@@ -78,7 +78,7 @@ def promote_all(messages: Iterable[PersistedMessage]) -> list[EngineMessage]:
 
 def promote_rows(rows: Iterable[Sequence[Any]]) -> list[EngineMessage]:
     """Rows holding ``PersistedMessage``'s fields in declaration order, each promoted, in order, without a
-    ``PersistedMessage`` built for it: the store's reads hand over a whole window per request (10,000 rows in
+    ``PersistedMessage`` built for it: the store's reads hand over a whole live history per request (10,000 rows in
     bench.overhead), so this is one loop with its lookups hoisted and one object per row."""
     role_kinds = _ROLE_KINDS.get
     from_shape = _kind_from_shape

@@ -1,6 +1,6 @@
 """The model view: exactly the context a model should see.
 
-Steps, in order: order the input by seq; choose the compaction window (summary first, boundary never sent);
+Steps, in order: order the input by seq; choose the live history (summary first, boundary never sent);
 apply each kind's rule; drop result parts whose call is not in the view; move whatever sits between a call
 and its results to just after them. Every message given is either in the output (``source_message_ids``) or
 in ``hidden_message_ids``, with its reasons in ``diagnostics.reasons``. Deterministic: the same input gives
@@ -24,6 +24,13 @@ from app.projections.framing import (
     reminder_frame,
     summary_frame,
 )
+from app.projections.live_history import (
+    COMPACTION_KINDS,
+    AppliedCompaction,
+    applied_compaction,
+    completes_its_boundary,
+    summary_for,
+)
 from app.projections.media import MediaStyle, readable_content
 from app.projections.pairing import drop_unanswerable_results, keep_results_next_to_calls, needs_pairing_repairs
 from app.projections.plain_text import is_blank, plain_text
@@ -37,7 +44,6 @@ from app.projections.types import (
     ProjectionContext,
     View,
 )
-from app.projections.window import COMPACTION_KINDS, Window, completes_its_boundary, select_window, summary_for
 
 REMINDER_TAGS = frozenset({"reminder", "runtime-reminder", "system-reminder"})
 
@@ -75,19 +81,19 @@ def marked_as_reminder(message: EngineMessage) -> bool:
 def build_context(messages: Sequence[EngineMessage], ctx: ProjectionContext, policy: ContextPolicy) -> Projection:
     ordered = _ordered(messages)
     diagnostics = Diagnostics()
-    # Only compaction records can make a window or complete a boundary: a history without them (most
+    # Only compaction records can apply a compaction or complete a boundary: a history without them (most
     # sessions, and every store slice past its summary) skips both scans of the whole list.
     markers = [m for m in ordered if m.kind in COMPACTION_KINDS]
-    window = select_window(ordered) if ctx.apply_compact_boundary and markers else None
+    applied = applied_compaction(ordered) if ctx.apply_compact_boundary and markers else None
     complete = {summary_for(m) for m in markers if completes_its_boundary(m)}
-    rules = _Rules(ctx, policy, window, complete, diagnostics)
+    rules = _Rules(ctx, policy, applied, complete, diagnostics)
     out: list[ProjectedMessage] = []
-    if window is not None:
-        out.append(rules.summary(window))
+    if applied is not None:
+        out.append(rules.summary(applied))
     project = rules.project
     hidden_ids = diagnostics.hidden_message_ids
     reasons = diagnostics.reasons
-    summary_id = window.compaction.summary.id if window is not None else None
+    summary_id = applied.compaction.summary.id if applied is not None else None
     for message in ordered:
         if message.id == summary_id:
             continue
@@ -124,13 +130,13 @@ class _Rules:
         self,
         ctx: ProjectionContext,
         policy: ContextPolicy,
-        window: Window | None,
+        applied: AppliedCompaction | None,
         complete_boundaries: set[str | None],
         diagnostics: Diagnostics,
     ) -> None:
         self.ctx = ctx
         self.policy = policy
-        self.window = window
+        self.applied = applied
         self.complete_boundaries = complete_boundaries
         self.diagnostics = diagnostics
         limit = ctx.tool_result_soft_limit_chars
@@ -147,8 +153,8 @@ class _Rules:
         self.readable = ctx.readable_media if policy.media_style == "explain" else ()
         self._plain: dict[tuple[str | None, ...], ProjectedMetadata] = {}
 
-    def summary(self, window: Window) -> ProjectedMessage:
-        boundary, summary = window.compaction.boundary, window.compaction.summary
+    def summary(self, applied: AppliedCompaction) -> ProjectedMessage:
+        boundary, summary = applied.compaction.boundary, applied.compaction.summary
         self.diagnostics.applied_compact_boundary_id = boundary.id
         self.diagnostics.injected_notes.append(
             f"compact summary {summary.id} of boundary {boundary.id} sent first as earlier history"
@@ -157,9 +163,13 @@ class _Rules:
         return self._message(summary, "user", text, ["wrapped in <summary> as earlier history"])
 
     def project(self, message: EngineMessage) -> ProjectedMessage | Hidden:
-        window = self.window
-        if window is not None and message.seq < window.tail_start_seq and message.id != window.compaction.boundary.id:
-            return Hidden(f"before the compaction window of boundary {window.compaction.boundary.id}")
+        applied = self.applied
+        if (
+            applied is not None
+            and message.seq < applied.tail_start_seq
+            and message.id != applied.compaction.boundary.id
+        ):
+            return Hidden(f"before the compaction window of boundary {applied.compaction.boundary.id}")
         metadata = message.metadata
         if metadata and metadata.get("eligibleForModelContext") is False and message.kind is not Kind.COMPACT_BOUNDARY:
             return Hidden("eligibleForModelContext is false")
@@ -191,8 +201,8 @@ class _Rules:
         return self._reminder(message)
 
     def _boundary_reason(self, message: EngineMessage) -> str:
-        if self.window is not None and message.id == self.window.compaction.boundary.id:
-            return f"compaction boundary: never sent; its summary {self.window.compaction.summary.id} is sent first"
+        if self.applied is not None and message.id == self.applied.compaction.boundary.id:
+            return f"compaction boundary: never sent; its summary {self.applied.compaction.summary.id} is sent first"
         if not self.ctx.apply_compact_boundary:
             return "compaction boundary: never sent (applyCompactBoundary off)"
         if message.id not in self.complete_boundaries:
@@ -204,8 +214,8 @@ class _Rules:
             return "compact summary not sent: applyCompactBoundary off, the full history is sent instead"
         if is_blank(plain_text(message.content)):
             return "empty compact summary: its compaction is incomplete"
-        if self.window is not None:
-            return f"compact summary not used: the applied compaction is {self.window.compaction.boundary.id}"
+        if self.applied is not None:
+            return f"compact summary not used: the applied compaction is {self.applied.compaction.boundary.id}"
         return "compact summary not used: its boundary is not in this history"
 
     def _assistant(self, message: EngineMessage) -> ProjectedMessage | Hidden:

@@ -319,15 +319,15 @@ def _pair_tool_calls(
         if message["role"] != "assistant":
             out.append(message)
             continue
-        window_end = index
-        while window_end < len(messages) and messages[window_end]["role"] != "assistant":
-            window_end += 1
-        window, index = messages[index:window_end], window_end
+        turn_end = index
+        while turn_end < len(messages) and messages[turn_end]["role"] != "assistant":
+            turn_end += 1
+        turn, index = messages[index:turn_end], turn_end
         assistant, calls = _unique_calls(message, used_ids, repairs)
         out.append(assistant)
         others: list[Message] = []
         results: dict[int, dict[str, Any]] = {}
-        for item in window:
+        for item in turn:
             if item["role"] != "tool":
                 others.append(item)
                 continue

@@ -8,9 +8,9 @@ from app.context.compaction import (
 )
 from app.context.config import TailPolicy
 from app.context.errors import CompactionRefused
-from app.context.history_window import history_window
 from app.context.summary_prompt import render_transcript
 from app.engine.kinds import Kind
+from app.projections.live_history import live_history
 from app.projections.model import project_model
 from app.projections.types import ProjectionContext
 from tests.context.histories import (
@@ -133,13 +133,13 @@ def test_plan_writes_a_boundary_and_its_summary_as_system_records():
     }
 
 
-def test_written_messages_promote_to_the_compaction_kinds_and_shape_the_next_window():
+def test_written_messages_promote_to_the_compaction_kinds_and_shape_the_next_live_history():
     messages = history(*turns(3))
     plan = compaction_of(messages, SUMMARY, boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200))
     after = written(messages, plan)
     assert [m.kind for m in after[-2:]] == [Kind.COMPACT_BOUNDARY, Kind.COMPACT_SUMMARY]
-    window = history_window(after)
-    assert [m.id for m in window.messages] == ["s1", "m5", "m6"]
+    live = live_history(after)
+    assert [m.id for m in live.messages] == ["s1", "m5", "m6"]
 
 
 def test_summarizer_source_and_model_are_recorded():
@@ -275,8 +275,8 @@ def test_second_compaction_updates_the_previous_summary_and_supersedes_it():
     assert summarized_ids(selection) == ["m5", "m6", "m9", "m10"]
     plan2 = build_compaction(selection, "## Goal\nsecond", boundary_id="b2", summary_id="s2")
     assert plan2.boundary.metadata["compaction"]["previousBoundaryId"] == "b1"
-    window = history_window(written(session, plan2))
-    assert [m.id for m in window.messages] == ["s2", "m11", "m12"]
+    live = live_history(written(session, plan2))
+    assert [m.id for m in live.messages] == ["s2", "m11", "m12"]
 
 
 def test_second_compaction_cut_inside_the_old_tail_leaves_the_old_records_out():
@@ -286,8 +286,8 @@ def test_second_compaction_cut_inside_the_old_tail_leaves_the_old_records_out():
     plan2 = compaction_of(
         session, "## Goal\nsecond", boundary_id="b2", summary_id="s2", policy=TailPolicy(), through_message_id="m3"
     )
-    window = history_window(written(session, plan2))
-    assert [m.id for m in window.messages] == ["s2", "m4", "m5", "m6"]
+    live = live_history(written(session, plan2))
+    assert [m.id for m in live.messages] == ["s2", "m4", "m5", "m6"]
 
 
 # Through the views ---------------------------------------------------------------------------------------

@@ -10,15 +10,14 @@ from app.context.accounting import ContextReport, account_context, sent_messages
 from app.context.compaction import build_compaction, select_compaction
 from app.context.config import PrunePolicy, TailPolicy, ThresholdPolicy
 from app.context.errors import CompactionRefused
-from app.context.history_window import history_window
 from app.context.pruning import plan_prune
 from app.context.window import ContextWindow
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.engine.tokens import estimate_tokens
+from app.projections.live_history import COMPACTION_KINDS, applied_compaction, live_history
 from app.projections.model import project_model
 from app.projections.types import ProjectionContext
-from app.projections.window import COMPACTION_KINDS, select_window
 from tests.context.histories import MODEL, assistant, boundary, message, summary, usage, user
 from tests.context.histories import history as numbered
 from tests.strategies import PROVIDER_MODELS, engine_histories
@@ -58,7 +57,7 @@ def test_kept_tail_never_splits_a_tool_call_from_its_result(messages, budget, tu
         selection = select_compaction(messages, policy=TailPolicy(max_tokens=budget, max_user_turns=turns))
     except CompactionRefused as refused:
         assert refused.reason == "nothing_to_compact"
-        assert [m for m in history_window(messages).messages if m.kind is not Kind.COMPACT_SUMMARY] == []
+        assert [m for m in live_history(messages).messages if m.kind is not Kind.COMPACT_SUMMARY] == []
         return
     assert selection.to_summarize
     assert not selection.kept_tail or selection.kept_tail[0].role != "tool"
@@ -67,7 +66,7 @@ def test_kept_tail_never_splits_a_tool_call_from_its_result(messages, budget, tu
 
 @SETTINGS
 @given(histories, budgets)
-def test_after_writing_a_compaction_the_window_is_its_summary_and_exactly_the_kept_tail(messages, budget):
+def test_after_writing_a_compaction_the_live_history_is_its_summary_and_exactly_the_kept_tail(messages, budget):
     try:
         selection = select_compaction(messages, policy=TailPolicy(max_tokens=budget))
     except CompactionRefused:
@@ -76,8 +75,8 @@ def test_after_writing_a_compaction_the_window_is_its_summary_and_exactly_the_ke
     start = max(m.seq for m in messages) + 1
     appended = numbered(*(message(m.role, m.content, id=m.id, **m.metadata) for m in plan.messages), start_seq=start)
     after = [*messages, *appended]
-    window = history_window(after)
-    assert [m.id for m in window.messages] == ["new-s", *(m.id for m in selection.kept_tail)]
+    live = live_history(after)
+    assert [m.id for m in live.messages] == ["new-s", *(m.id for m in selection.kept_tail)]
     projection = project_model(after, ProjectionContext())
     assert projection.messages[0].source_message_ids == ("new-s",)
     assert projection.diagnostics.applied_compact_boundary_id == "new-b"
@@ -109,10 +108,10 @@ def test_pruning_only_marks_old_unprotected_results_and_only_when_worth_it(messa
     )
     plan = plan_prune(messages, policy)
     by_id = {m.id: m for m in messages}
-    window = history_window(messages).messages
-    users = [i for i, m in enumerate(window) if m.kind is Kind.USER_INPUT and m.metadata.get("synthetic") is not True]
+    live = live_history(messages).messages
+    users = [i for i, m in enumerate(live) if m.kind is Kind.USER_INPUT and m.metadata.get("synthetic") is not True]
     protected_from = users[-2] if len(users) >= 2 else 0
-    protected_ids = {m.id for m in window[protected_from:]} if len(users) >= 2 else {m.id for m in window}
+    protected_ids = {m.id for m in live[protected_from:]} if len(users) >= 2 else {m.id for m in live}
     for id_ in plan.message_ids:
         pruned = by_id[id_]
         assert pruned.kind is Kind.TOOL_RESULT
@@ -122,7 +121,7 @@ def test_pruning_only_marks_old_unprotected_results_and_only_when_worth_it(messa
     assert plan.tokens_saved == 0 if not plan.message_ids else plan.tokens_saved >= minimum
 
 
-# The accounting against the model view, and the fast history window against the way it was first written ------
+# The accounting against the model view, and the fast live history against the way it was first written -------
 
 SECTION_OF = {
     Kind.SYSTEM_NOTE: "system",
@@ -187,16 +186,16 @@ contexts = st.builds(
 )
 
 
-def reference_window(messages: list[EngineMessage]) -> list[EngineMessage]:
+def reference_live_history(messages: list[EngineMessage]) -> list[EngineMessage]:
     unique: dict[str, EngineMessage] = {}
     for m in messages:
         unique.setdefault(m.id, m)
     ordered = sorted(unique.values(), key=lambda m: m.seq)
-    window = select_window(ordered)
-    if window is None:
+    applied = applied_compaction(ordered)
+    if applied is None:
         return [m for m in ordered if m.kind not in COMPACTION_KINDS]
-    kept = [m for m in ordered if m.seq >= window.tail_start_seq and m.kind not in COMPACTION_KINDS]
-    return [window.compaction.summary, *kept]
+    kept = [m for m in ordered if m.seq >= applied.tail_start_seq and m.kind not in COMPACTION_KINDS]
+    return [applied.compaction.summary, *kept]
 
 
 def counted(report: ContextReport) -> dict:
@@ -241,8 +240,8 @@ def test_the_accounting_counts_exactly_what_the_model_view_sends(messages, ctx):
 
 @SETTINGS
 @given(given_histories())
-def test_history_window_is_the_deduplicated_history_by_seq_whatever_order_it_comes_in(messages):
-    assert list(history_window(messages).messages) == reference_window(messages)
+def test_live_history_is_the_deduplicated_history_by_seq_whatever_order_it_comes_in(messages):
+    assert list(live_history(messages).messages) == reference_live_history(messages)
 
 
 @SETTINGS
@@ -261,7 +260,7 @@ def test_accounting_sums_the_sent_messages_by_section_from_the_newest_usage_that
 @st.composite
 def answered_histories(draw: st.DrawFn) -> list[EngineMessage]:
     """Users and answers whose usage counts or not, with seq ties, maybe compacted with a kept tail (the summary
-    then heads a window older than itself): where the usage anchor and the tokens after it are decided."""
+    then heads a live history older than itself): where the usage anchor and the tokens after it are decided."""
     built = [
         user("next", tokens=draw(st.integers(0, 50)))
         if draw(_ONE_IN_THREE) == 0
