@@ -5,7 +5,7 @@ apply each kind's rule; drop result parts whose call is not in the view; move wh
 and its results to just after them. Every message given is either in the output (``source_message_ids``) or
 in ``hidden_message_ids``, with its reasons in ``diagnostics.reasons``. Deterministic: the same input gives
 the same output. Never serializes for a provider, never reads storage or the clock, never mutates its input.
-The compact view reuses this pipeline with its own ``ContextPolicy``.
+The compact view reuses this pipeline with its own ``ViewPolicy``.
 """
 
 from collections.abc import Callable, Sequence
@@ -49,7 +49,7 @@ REMINDER_TAGS = frozenset({"reminder", "runtime-reminder", "system-reminder"})
 
 
 @dataclass(frozen=True, slots=True)
-class ContextPolicy:
+class ViewPolicy:
     """How a view built on the model pipeline differs from the model view itself."""
 
     view: View
@@ -59,7 +59,7 @@ class ContextPolicy:
     soft_limit_cap: int | None = None
 
 
-MODEL_POLICY = ContextPolicy(View.MODEL, media_style="explain", native_reasoning=True, inject_reminders=True)
+MODEL_POLICY = ViewPolicy(View.MODEL, media_style="explain", native_reasoning=True, inject_reminders=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +68,7 @@ class Hidden:
 
 
 def project_model(messages: Sequence[EngineMessage], ctx: ProjectionContext) -> Projection:
-    return build_context(messages, ctx, MODEL_POLICY)
+    return build_view(messages, ctx, MODEL_POLICY)
 
 
 def marked_as_reminder(message: EngineMessage) -> bool:
@@ -78,7 +78,7 @@ def marked_as_reminder(message: EngineMessage) -> bool:
     return tagged or message.metadata.get("reminder") is True
 
 
-def build_context(messages: Sequence[EngineMessage], ctx: ProjectionContext, policy: ContextPolicy) -> Projection:
+def build_view(messages: Sequence[EngineMessage], ctx: ProjectionContext, policy: ViewPolicy) -> Projection:
     ordered = _ordered(messages)
     diagnostics = Diagnostics()
     # Only compaction records can apply a compaction or complete a boundary: a history without them (most
@@ -129,7 +129,7 @@ class _Rules:
     def __init__(
         self,
         ctx: ProjectionContext,
-        policy: ContextPolicy,
+        policy: ViewPolicy,
         applied: AppliedCompaction | None,
         complete_boundaries: set[str | None],
         diagnostics: Diagnostics,
