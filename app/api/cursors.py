@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from app.errors import InvalidCursor
+from app.store.storable import INT64
 
 CURSOR_VERSION = 1
 
@@ -36,7 +37,8 @@ def read_message_cursor(cursor: str, session_id: str, parameter: str) -> int:
     seq = payload.get("q")
     if payload.get("s") != session_id:
         raise InvalidCursor(f"{parameter}: this cursor belongs to another session", field=parameter)
-    if not isinstance(seq, int) or seq < 0:
+    # A forged cursor may hold any JSON: only a seq PostgreSQL can compare is one this service issued.
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0 or seq not in INT64:
         raise InvalidCursor(f"{parameter}: not a cursor this service issued", field=parameter)
     return seq
 
@@ -52,6 +54,8 @@ def read_session_cursor(cursor: str, newest_first: bool) -> tuple[datetime, str]
         session_id = payload["i"]
     except (KeyError, TypeError, ValueError) as error:
         raise InvalidCursor("cursor: not a cursor this service issued", field="cursor") from error
+    if not isinstance(session_id, str) or created_at.tzinfo is None:
+        raise InvalidCursor("cursor: not a cursor this service issued", field="cursor")
     if payload.get("d") != ("desc" if newest_first else "asc"):
         raise InvalidCursor("cursor: it was issued for the other order", field="cursor")
     return created_at, session_id

@@ -11,12 +11,26 @@ from app.engine.kinds import Role
 from app.engine.parts import AssistantPart, SystemPart, ToolPart, UserPart
 from app.projections.types import ProjectionContext, View
 
-PRINTABLE = r"^[^\x00-\x1f\x7f]+$"
-"""Ids are opaque, but travel in URLs, headers and logs: control characters are refused."""
+ADDRESSABLE = (
+    r"^(?:[^\x00-\x1f\x7f/.][^\x00-\x1f\x7f/]*|\.[^\x00-\x1f\x7f/.][^\x00-\x1f\x7f/]*|\.\.[^\x00-\x1f\x7f/]+)$"
+)
+"""Ids are opaque, but travel in URL paths, headers and logs: control characters are refused, and so is what
+a URL path cannot address: ``/`` anywhere (``%2F`` is decoded before routing) and ``.`` or ``..`` as the
+whole id (clients resolve them as dot segments). Written without look-ahead, which the validator lacks."""
 ClientId = Annotated[
-    str, Field(min_length=1, max_length=128, pattern=PRINTABLE, description="Opaque, unique per session.")
+    str,
+    Field(
+        min_length=1,
+        max_length=128,
+        pattern=ADDRESSABLE,
+        description="Opaque, unique per session; no control characters, no '/', not '.' or '..'.",
+    ),
 ]
-PathId = Annotated[str, Path(min_length=1, max_length=128, pattern=PRINTABLE)]
+PathId = Annotated[str, Path(min_length=1, max_length=128, pattern=ADDRESSABLE)]
+INT32_MAX = 2**31 - 1
+"""Bound of every count in a request: tokens and characters fit in 32 bits, and so do the providers' fields
+(Gemini's maxOutputTokens is an int32)."""
+Provider = Literal["openai", "openai-responses", "anthropic", "gemini", "ai-sdk"]
 Metadata = dict[str, JsonValue]
 
 
@@ -136,7 +150,7 @@ class CreateSessionRequest(WireModel):
     title: str | None = Field(default=None, max_length=1000)
     metadata: Metadata = Field(default_factory=dict)
     model: str | None = Field(default=None, max_length=256, description="provider/modelId")
-    context_window_tokens: int | None = Field(default=None, gt=0, le=2**31 - 1)
+    context_window_tokens: int | None = Field(default=None, gt=0, le=INT32_MAX)
 
 
 class SessionOut(WireModel):
@@ -199,7 +213,7 @@ class ProjectionOptions(WireModel):
     include_reasoning: bool = True
     reasoning_fallback: Literal["drop", "text"] = "drop"
     include_tool_results: bool = True
-    tool_result_soft_limit_chars: int = Field(default=50_000, ge=1)
+    tool_result_soft_limit_chars: int = Field(default=50_000, ge=1, le=INT32_MAX)
     apply_compact_boundary: bool = True
     inject_runtime_reminder: bool = True
     readable_media: str | None = Field(
@@ -234,7 +248,9 @@ class ProjectionQuery(ProjectionOptions):
 
     view: View
     format: Literal["json", "markdown"] = Field(default="json", description="Export: JSON or one Markdown document.")
-    limit: int | None = Field(default=None, ge=1, description="Paged views (transcript, debug, export).")
+    limit: int | None = Field(
+        default=None, ge=1, description="Paged views (transcript, debug, export); at most PROJECTOR_MAX_PAGE_SIZE."
+    )
     after: str | None = None
     before: str | None = None
     order: Literal["asc", "desc"] = "asc"
@@ -267,7 +283,7 @@ class ChatRequestBody(WireModel):
 
     session_id: ClientId
     run_id: ClientId | None = Field(default=None, description="Supplies the run's model, system and tools.")
-    provider: str = Field(description="openai, openai-responses, anthropic, gemini or ai-sdk.")
+    provider: Provider = Field(description="The payload's target: Chat Completions, Responses, Messages, ...")
     model: str | None = Field(default=None, description="The provider's model id; from the run when omitted.")
     system: str | None = None
     tools: list[dict[str, JsonValue]] | None = Field(
@@ -275,7 +291,7 @@ class ChatRequestBody(WireModel):
     )
     projection: ProjectionOptions = Field(default_factory=ProjectionOptions)
     mutations: list[dict[str, JsonValue]] = Field(default_factory=list)
-    max_output_tokens: int | None = Field(default=None, gt=0)
+    max_output_tokens: int | None = Field(default=None, gt=0, le=INT32_MAX)
 
 
 class ChatResponseBody(WireModel):
@@ -307,7 +323,7 @@ class ProjectionOut(WireModel):
 class ContextQuery(ProjectionOptions):
     """The model (``model``/``provider``, else the session's) and the request whose context is counted."""
 
-    max_output_tokens: int | None = Field(default=None, gt=0, description="Room the answer needs.")
+    max_output_tokens: int | None = Field(default=None, gt=0, le=INT32_MAX, description="Room the answer needs.")
 
 
 class CompactionRequest(WireModel):
@@ -325,7 +341,7 @@ class CompactionRequest(WireModel):
 class PruneRequest(WireModel):
     dry_run: bool = Field(default=False, description="Report what would be pruned, mark nothing.")
     projection: ProjectionOptions = Field(default_factory=ProjectionOptions)
-    protect_user_turns: int | None = Field(default=None, ge=0)
-    protect_tool_tokens: int | None = Field(default=None, ge=0)
-    minimum_savings_tokens: int | None = Field(default=None, ge=0)
+    protect_user_turns: int | None = Field(default=None, ge=0, le=INT32_MAX)
+    protect_tool_tokens: int | None = Field(default=None, ge=0, le=INT32_MAX)
+    minimum_savings_tokens: int | None = Field(default=None, ge=0, le=INT32_MAX)
     protected_tools: list[str] | None = None

@@ -12,8 +12,11 @@ from typing import Annotated, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
-WIRE_CONFIG = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", serialize_by_alias=True)
-"""camelCase over the wire, snake_case in Python, unknown fields refused: every wire model's configuration."""
+WIRE_CONFIG = ConfigDict(
+    alias_generator=to_camel, populate_by_name=True, extra="forbid", serialize_by_alias=True, allow_inf_nan=False
+)
+"""Every wire model's configuration: camelCase over the wire, snake_case in Python, unknown fields refused, and
+NaN and Infinity (which Python's JSON reader accepts, and PostgreSQL would store as null) refused."""
 
 ProviderOptions = dict[str, dict[str, JsonValue]]
 Id = Annotated[str, Field(min_length=1, max_length=1024)]

@@ -49,14 +49,16 @@ def prepare_batch(inputs: list[MessageInput], caller: Caller, settings: Settings
                 f"{where}.content: {len(content)} parts; the limit is {settings.max_parts_per_message}",
                 field=f"{where}.content",
             )
-        size = storable_size(content, f"{where}.content") + _check_metadata(message.metadata, where, settings)
+        size = storable_size(content, f"{where}.content", settings.max_json_depth) + _check_metadata(
+            message.metadata, where, settings
+        )
         if size > settings.max_message_bytes:
             raise TooLarge(f"{where}: {size} bytes; the limit is {settings.max_message_bytes}", field=where)
         kind, _ = infer_kind(message.role, content, message.metadata)
         if not caller.may_write_kind(kind):
             raise Forbidden(f"{where}.metadata.runtimeKind: only a runtime key may write {kind}", field=where)
-        storable_size(message.id or "", f"{where}.id")
-        storable_size(message.run_id or "", f"{where}.runId")
+        storable_size(message.id or "", f"{where}.id", settings.max_json_depth)
+        storable_size(message.run_id or "", f"{where}.runId", settings.max_json_depth)
         message_id = message.id or new_message_id()
         candidate = NewMessage(
             id=message_id,
@@ -81,7 +83,7 @@ def prepare_batch(inputs: list[MessageInput], caller: Caller, settings: Settings
 
 
 def _check_metadata(metadata: dict[str, Any], where: str, settings: Settings) -> int:
-    size = storable_size(metadata, f"{where}.metadata")
+    size = storable_size(metadata, f"{where}.metadata", settings.max_json_depth)
     if size > settings.max_metadata_bytes:
         raise TooLarge(
             f"{where}.metadata: {size} bytes; the limit is {settings.max_metadata_bytes}", field=f"{where}.metadata"

@@ -80,10 +80,11 @@ async def get_message(database: Database, tenant_id: str, session_id: str, messa
 
 
 async def amend_message(
-    database: Database, caller: Caller, session_id: str, message_id: str, changes: dict[str, Any]
+    database: Database, caller: Caller, settings: Settings, session_id: str, message_id: str, changes: dict[str, Any]
 ) -> MessageRecord:
     """Merges ``changes`` into the metadata (null removes a key); content and kind never change."""
-    storable_size(changes, "metadata")
+    caller.require_may_amend(changes)
+    storable_size(changes, "metadata", settings.max_json_depth)
     for key in IMMUTABLE_METADATA_KEYS:
         if key in changes:
             raise InvalidInput(f"metadata.{key}: fixed when the message is written", field=f"metadata.{key}")

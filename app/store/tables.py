@@ -115,6 +115,8 @@ idempotency_keys = Table(
     Column("fingerprint", String(64), nullable=False),
     # Which attempt holds the key, so a late finisher whose lease ran out cannot overwrite a newer claim.
     Column("claim", String(32), nullable=False),
+    # The role of the key that claimed it: a replay to a lesser role is refused (NULL: kept before roles were).
+    Column("role", Text),
     # NULL while the first request is in flight; then its status, headers and exact body bytes.
     Column("status_code", Integer),
     Column("response_headers", JSONB),
