@@ -6,9 +6,9 @@ from typing import Annotated, Any, Literal
 from fastapi import Path
 from pydantic import AwareDatetime, ConfigDict, Field, JsonValue
 
-from app.api.parts import AssistantPart, SystemPart, ToolPart, UserPart
 from app.api.wire import WireModel
 from app.engine.kinds import Role
+from app.engine.parts import AssistantPart, SystemPart, ToolPart, UserPart
 from app.projections.types import ProjectionContext, View
 
 ADDRESSABLE = (

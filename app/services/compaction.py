@@ -40,8 +40,8 @@ from app.errors import (
     NotFound,
     SummarizerFailed,
 )
+from app.projections.live_history import newest_complete_compaction
 from app.projections.types import ProjectionContext
-from app.projections.window import newest_complete_compaction
 from app.services.caller import Caller
 from app.services.context_config import tail_policy
 from app.services.intake import MessageInput, new_message_id, prepare_batch

@@ -26,7 +26,7 @@ from app.engine.kinds import Kind, Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import Content, PersistedMessage
 from app.engine.promotion import promote, promote_rows
-from app.projections.window import FIRST_SEQ, newest_complete_compaction, window_start_seq
+from app.projections.live_history import FIRST_SEQ, live_history_start_seq, newest_complete_compaction
 from app.store.metadata import merged_metadata
 from app.store.records import MessageRecord, core_columns, select_list
 from app.store.tables import messages, sessions
@@ -254,7 +254,7 @@ class MessageRepository:
             through = await self.get(session_id, through_id)
             if through is not None:
                 known.append(promote(to_persisted(through)))
-        first_seq = window_start_seq(known) or FIRST_SEQ
+        first_seq = live_history_start_seq(known) or FIRST_SEQ
         window = await self.from_seq(session_id, first_seq)
         if compaction.summary.seq < first_seq:
             window.insert(0, compaction.summary)

@@ -1,47 +1,57 @@
-"""Content parts as clients write them: the AI SDK ModelMessage part shapes, validated per role.
+"""Content parts: the AI SDK ModelMessage part shapes, described once for everything that reads them.
 
-Which parts a role may carry is encoded in the types (``UserPart``, ``AssistantPart``...), so a wrong part
-fails validation with the path of the offending field instead of being stored and breaking a payload later.
+Messages are stored with these shapes (camelCase keys), appended messages and prompt mutations are validated
+against them, and the serializer reads from them which keys each part type carries and which must be
+strings. Which parts a role may carry is encoded in the types (``UserPart``, ``AssistantPart``...), so a
+wrong part fails validation with the path of the offending field instead of being stored and breaking a
+payload later. A new part type is one model here, added to the unions of the roles that carry it.
 """
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
-from pydantic import Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic.alias_generators import to_camel
 
-from app.api.wire import WireModel
+WIRE_CONFIG = ConfigDict(
+    alias_generator=to_camel, populate_by_name=True, extra="forbid", serialize_by_alias=True, allow_inf_nan=False
+)
+"""Every wire model's configuration: camelCase over the wire, snake_case in Python, unknown fields refused, and
+NaN and Infinity (which Python's JSON reader accepts, and PostgreSQL would store as null) refused."""
 
 ProviderOptions = dict[str, dict[str, JsonValue]]
 Id = Annotated[str, Field(min_length=1, max_length=1024)]
 
 
-class _Part(WireModel):
+class PartModel(BaseModel):
+    model_config = WIRE_CONFIG
+
     provider_options: ProviderOptions | None = None
 
 
-class TextPart(_Part):
+class TextPart(PartModel):
     type: Literal["text"]
     text: str
 
 
-class ImagePart(_Part):
+class ImagePart(PartModel):
     type: Literal["image"]
     image: str = Field(description="Base64 data, a data: URL or an http(s) URL.")
     media_type: str | None = None
 
 
-class FilePart(_Part):
+class FilePart(PartModel):
     type: Literal["file"]
     data: str = Field(description="Base64 data, a data: URL or an http(s) URL.")
     media_type: str
     filename: str | None = None
 
 
-class ReasoningPart(_Part):
+class ReasoningPart(PartModel):
     type: Literal["reasoning"]
     text: str
 
 
-class ToolCallPart(_Part):
+class ToolCallPart(PartModel):
     type: Literal["tool-call"]
     tool_call_id: Id
     tool_name: Annotated[str, Field(min_length=1, max_length=256)]
@@ -49,7 +59,9 @@ class ToolCallPart(_Part):
     provider_executed: bool | None = None
 
 
-class _OutputItem(WireModel):
+class _OutputItem(BaseModel):
+    model_config = WIRE_CONFIG
+
     provider_options: ProviderOptions | None = None
 
 
@@ -82,25 +94,33 @@ class CustomItem(_OutputItem):
 OutputItem = Annotated[TextItem | MediaItem | UrlItem | FileIdItem | CustomItem, Field(discriminator="type")]
 
 
-class TextOutput(WireModel):
+class TextOutput(BaseModel):
+    model_config = WIRE_CONFIG
+
     type: Literal["text", "error-text"]
     value: str
     provider_options: ProviderOptions | None = None
 
 
-class JsonOutput(WireModel):
+class JsonOutput(BaseModel):
+    model_config = WIRE_CONFIG
+
     type: Literal["json", "error-json"]
     value: JsonValue
     provider_options: ProviderOptions | None = None
 
 
-class DeniedOutput(WireModel):
+class DeniedOutput(BaseModel):
+    model_config = WIRE_CONFIG
+
     type: Literal["execution-denied"]
     reason: str | None = None
     provider_options: ProviderOptions | None = None
 
 
-class ContentOutput(WireModel):
+class ContentOutput(BaseModel):
+    model_config = WIRE_CONFIG
+
     type: Literal["content"]
     value: list[OutputItem]
 
@@ -108,7 +128,7 @@ class ContentOutput(WireModel):
 ToolResultOutput = Annotated[TextOutput | JsonOutput | DeniedOutput | ContentOutput, Field(discriminator="type")]
 
 
-class ToolResultPart(_Part):
+class ToolResultPart(PartModel):
     type: Literal["tool-result"]
     tool_call_id: Id
     tool_name: Annotated[str, Field(min_length=1, max_length=256)]
@@ -116,13 +136,13 @@ class ToolResultPart(_Part):
     provider_executed: bool | None = None
 
 
-class ToolApprovalRequestPart(_Part):
+class ToolApprovalRequestPart(PartModel):
     type: Literal["tool-approval-request"]
     approval_id: Id
     tool_call_id: Id
 
 
-class ToolApprovalResponsePart(_Part):
+class ToolApprovalResponsePart(PartModel):
     type: Literal["tool-approval-response"]
     approval_id: Id
     approved: bool
@@ -136,3 +156,15 @@ AssistantPart = Annotated[
     TextPart | ReasoningPart | ToolCallPart | ToolApprovalRequestPart, Field(discriminator="type")
 ]
 ToolPart = Annotated[ToolResultPart | ToolApprovalResponsePart, Field(discriminator="type")]
+
+
+def part_models(union: object) -> tuple[type[PartModel], ...]:
+    """The part models of a role's union (``UserPart``...), in their order."""
+    (members, *_) = get_args(union)
+    return get_args(members) or (members,)
+
+
+def part_type(model: type[PartModel]) -> str:
+    """The ``type`` a part model stands for."""
+    (literal,) = get_args(model.model_fields["type"].annotation)
+    return str(literal)
