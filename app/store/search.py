@@ -22,10 +22,8 @@ HIGHLIGHT_START = "\ue000"
 HIGHLIGHT_STOP = "\ue001"
 """Private-use characters around each highlighted word: the wire layer turns them into ``<mark>`` after
 escaping the text, so stored text can never pass for markup."""
-_HEADLINE_OPTIONS = (
-    f"StartSel={HIGHLIGHT_START}, StopSel={HIGHLIGHT_STOP}, MaxWords=30, MinWords=12, MaxFragments=2, "
-    'FragmentDelimiter=" … "'
-)
+_HEADLINE_OPTIONS = f"StartSel={HIGHLIGHT_START}, StopSel={HIGHLIGHT_STOP}, MaxWords=30, MinWords=12"
+"""Up to 30 words around the best-matching stretch of the text (fragments would cut it shorter)."""
 
 _QUERY = "websearch_to_tsquery($2::regconfig, $3)"
 """The caller's words in web-search syntax ("quoted phrase", or, -word), which never fails to parse."""
