@@ -6,13 +6,13 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
-from pydantic import AwareDatetime, ConfigDict, Field, JsonValue, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, JsonValue, ValidationInfo, field_validator
 
 from app.api.cursors import activity_cursor, read_activity_cursor
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.paging import page_limit
 from app.api.responses import OrjsonResponse
-from app.api.schemas import PathId
+from app.api.schemas import PathId, QueryTime
 from app.api.wire import WireModel
 from app.context.cost import CostTotal
 from app.services.analytics import Analytics, Figures, SessionLine, TenantAnalytics, session_analytics, tenant_analytics
@@ -61,8 +61,8 @@ class TenantAnalyticsOut(AnalyticsOut):
 
 
 class RangeQuery(WireModel):
-    from_: AwareDatetime | None = Field(default=None, alias="from", description="Messages written at or after this.")
-    to: AwareDatetime | None = Field(default=None, description="Messages written before this.")
+    from_: QueryTime | None = Field(default=None, alias="from", description="Messages written at or after this.")
+    to: QueryTime | None = Field(default=None, description="Messages written before this.")
     limit: int | None = Field(default=None, ge=1, description="Sessions per page.")
     cursor: str | None = Field(default=None, description="The nextCursor of the previous page.")
 

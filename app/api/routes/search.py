@@ -8,13 +8,13 @@ from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Query, Response
-from pydantic import AwareDatetime, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from app.api.cursors import read_search_cursor, search_cursor
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.paging import page_limit
 from app.api.responses import OrjsonResponse
-from app.api.schemas import PathId
+from app.api.schemas import PathId, QueryTime
 from app.api.wire import WireModel
 from app.engine.kinds import Kind, Role
 from app.services.search import SearchPage, search_messages
@@ -34,8 +34,8 @@ class SearchQuery(WireModel):
     role: Role | None = None
     kind: str | None = Field(default=None, description="A message kind: user_input, tool_call, tool_result...")
     tool: str | None = Field(default=None, max_length=256, description="Only messages calling or answering this tool.")
-    from_: AwareDatetime | None = Field(default=None, alias="from", description="Written at or after this time.")
-    to: AwareDatetime | None = Field(default=None, description="Written before this time.")
+    from_: QueryTime | None = Field(default=None, alias="from", description="Written at or after this time.")
+    to: QueryTime | None = Field(default=None, description="Written before this time.")
     limit: int | None = Field(default=None, ge=1)
     cursor: str | None = Field(default=None, description="The nextCursor of the previous page.")
 
