@@ -119,6 +119,9 @@ class NoticeListener:
                 await self._listen_until_lost()
             except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
                 log.warning("the LISTEN connection was lost; reconnecting", extra={"error": type(error).__name__})
+            except Exception:
+                # Whatever it was, a process that stops listening would serve streams that never move again.
+                log.exception("the LISTEN connection failed; reconnecting")
             await asyncio.sleep(self._retry_seconds)
 
     async def _listen_until_lost(self) -> None:

@@ -43,7 +43,8 @@ class EventStream:
         return await asyncio.wait_for(self._next(), within)
 
     async def _next(self) -> Event:
-        kind, event_id, data = "", None, []
+        kind, event_id = "", None
+        data: list[str] = []
         async for line in self._lines:
             if line == "":
                 if data:

@@ -169,7 +169,7 @@ async def test_the_tenants_range_counts_only_messages_written_in_it_and_pages_it
     ],
 )
 async def test_bad_parameters_are_problems_naming_the_field(
-    client: httpx.AsyncClient, params: dict[str, object], field: str
+    client: httpx.AsyncClient, params: dict[str, Any], field: str
 ) -> None:
     response = await client.get("/analytics", params=params)
 

@@ -3,6 +3,7 @@ cursor pages, one session or the whole tenant, never another tenant's messages, 
 
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import asyncpg
 import httpx
@@ -20,10 +21,10 @@ from tests.database import plain_dsn
 from tests.trust.keys import API_KEYS, OTHER_TENANT, RUNTIME
 
 
-async def search(client: httpx.AsyncClient, path: str = "/search", **params: object) -> dict[str, object]:
+async def search(client: httpx.AsyncClient, path: str = "/search", **params: Any) -> dict[str, Any]:
     response = await client.get(path, params=params)
     assert response.status_code == 200, response.text
-    body: dict[str, object] = response.json()
+    body: dict[str, Any] = response.json()
     return body
 
 
@@ -145,7 +146,7 @@ async def test_a_cursor_from_another_query_is_refused(client: httpx.AsyncClient)
     ],
 )
 async def test_bad_parameters_are_problems_naming_the_field(
-    client: httpx.AsyncClient, params: dict[str, object], field: str
+    client: httpx.AsyncClient, params: dict[str, Any], field: str
 ) -> None:
     response = await client.get("/search", params=params)
 
