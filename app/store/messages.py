@@ -26,9 +26,11 @@ from app.engine.kinds import Kind, Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import Content, PersistedMessage
 from app.engine.promotion import promote, promote_rows
+from app.engine.search_text import MessageFacts
 from app.projections.live_history import FIRST_SEQ, live_history_start_seq, newest_complete_compaction
 from app.store.metadata import merged_metadata
 from app.store.records import MessageRecord, core_columns, select_list
+from app.store.search import search_columns
 from app.store.tables import messages, sessions
 
 MESSAGE_COLUMNS = core_columns(messages, MessageRecord._fields)
@@ -75,6 +77,10 @@ class NewMessage:
     run_id: str | None
     created_at: datetime
     token_estimate: int
+    facts: MessageFacts
+    """What search and analytics read, derived from the parts before the write."""
+    search_config: str
+    """The text search configuration the searchable text is indexed with."""
 
     def same_fact_as(self, stored: "NewMessage | MessageRecord") -> bool:
         """A retry is the same message when what happened is the same; metadata may have been amended."""
@@ -143,6 +149,7 @@ class MessageRepository:
             return AppendResult(messages=[], created=0, conflicts=conflicts)
 
         new_rows: list[MessageRecord] = []
+        searchable: list[dict[str, Any]] = []
         for message in batch:
             if message.id in stored:
                 continue
@@ -161,9 +168,16 @@ class MessageRepository:
             )
             stored[message.id] = row
             new_rows.append(row)
+            searchable.append(search_columns(message.facts, message.search_config))
 
         if new_rows:
-            await self._db.execute(insert(messages), [{"tenant_id": self._tenant, **row._asdict()} for row in new_rows])
+            await self._db.execute(
+                insert(messages),
+                [
+                    {"tenant_id": self._tenant, **row._asdict(), **search}
+                    for row, search in zip(new_rows, searchable, strict=True)
+                ],
+            )
             await self._db.execute(
                 update(sessions)
                 .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)

@@ -5,8 +5,10 @@ session without change.
 """
 
 from sqlalchemy import (
+    ARRAY,
     BigInteger,
     Column,
+    Computed,
     DateTime,
     ForeignKeyConstraint,
     Index,
@@ -21,7 +23,7 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSONB, REGCONFIG, TSVECTOR
 
 metadata = MetaData(
     naming_convention={
@@ -87,10 +89,20 @@ messages = Table(
     Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
     Column("token_estimate", Integer, nullable=False, server_default=text("0")),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    # What search and analytics read, worked out from the parts at write time (app.engine.search_text), so
+    # no query parses the content. The vector is built with the configuration named on the row, which is
+    # the one the service was set to when the message was written.
+    Column("search_config", REGCONFIG, nullable=False, server_default=text("'simple'::regconfig")),
+    Column("search_text", Text, nullable=False, server_default=text("''")),
+    Column("search_vector", TSVECTOR, Computed("to_tsvector(search_config, search_text)", persisted=True)),
+    Column("tool_calls", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("tool_results", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("tool_errors", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
     PrimaryKeyConstraint("tenant_id", "session_id", "seq"),
     UniqueConstraint("tenant_id", "session_id", "id"),
     ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
     Index("ix_messages_tenant_id_session_id_kind_seq", "tenant_id", "session_id", "kind", "seq"),
+    Index("ix_messages_search_vector", "search_vector", postgresql_using="gin"),
 )
 
 compaction_leases = Table(
