@@ -1,14 +1,15 @@
 """Request and response bodies of the sessions, messages and runs endpoints."""
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Path
-from pydantic import AwareDatetime, ConfigDict, Field, JsonValue
+from pydantic import AwareDatetime, BeforeValidator, ConfigDict, Field, JsonValue
 
-from app.api.parts import AssistantPart, SystemPart, ToolPart, UserPart
-from app.api.wire import TextLength, WireModel
+from app.api.wire import WireModel
 from app.engine.kinds import Role
+from app.engine.parts import AssistantPart, SystemPart, TextLength, ToolPart, UserPart
 from app.projections.types import ProjectionContext, View
 
 ADDRESSABLE = (
@@ -32,6 +33,16 @@ INT32_MAX = 2**31 - 1
 (Gemini's maxOutputTokens is an int32)."""
 Provider = Literal["openai", "openai-responses", "anthropic", "gemini", "ai-sdk"]
 Metadata = dict[str, JsonValue]
+
+
+def _date_time_text(value: object) -> object:
+    """A query's time is RFC 3339 text: pydantic would also read a bare number as Unix time."""
+    if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}", value):
+        raise ValueError("an RFC 3339 date-time, such as 2026-12-01T09:00:00Z")
+    return value
+
+
+QueryTime = Annotated[AwareDatetime, BeforeValidator(_date_time_text)]
 
 
 class _MessageIn(WireModel):

@@ -14,8 +14,6 @@ from app import lossless_json
 from app.engine.persisted import Content
 
 BYTES_PER_TOKEN = 4
-CHARS_PER_TOKEN = BYTES_PER_TOKEN
-"""Kept for callers that think in characters: for ASCII text a byte is a character."""
 IMAGE_TOKENS = 1_200
 """A flat charge for an image; real costs vary by provider and size (pi and opencode charge about this)."""
 FILE_TOKENS = 2_000

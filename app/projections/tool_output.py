@@ -1,6 +1,6 @@
 """What the model sees of a tool result: the stub, the soft-limit cut, the empty-output note.
 
-Applied to every tool-result part of a message (OAH rebuilt only the first part and lost the rest). The
+Applied to every tool-result part of a message, never only to the first (the others would be lost). The
 part keeps its ``toolCallId``, ``toolName`` and any other keys, so pairing with the call is never broken:
 only ``output`` changes. Never decides whether a result is sent; that is the view's.
 """

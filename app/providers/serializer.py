@@ -18,23 +18,13 @@ from dataclasses import replace
 from typing import Any, cast
 
 from app.projections.types import ProjectedMessage, Repair
-from app.providers.chat_message import PART_KEYS, ROLE_PARTS, ChatMessage, SystemChatMessage
+from app.providers.chat_message import PART_KEYS, REQUIRED_STRINGS, ROLE_PARTS, ChatMessage, SystemChatMessage
 from app.providers.media import part_media
 from app.providers.sendable_text import Changes, clean_text, cleaned
 
-_REQUIRED_STRINGS: dict[str, tuple[str, ...]] = {
-    "text": ("text",),
-    "image": ("image",),
-    "file": ("data", "mediaType"),
-    "reasoning": ("text",),
-    "tool-call": ("toolCallId", "toolName"),
-    "tool-result": ("toolCallId", "toolName"),
-    "tool-approval-request": ("approvalId", "toolCallId"),
-    "tool-approval-response": ("approvalId",),
-}
 _Shape = tuple[frozenset[str], tuple[str, ...]]
 _AS_IS: dict[str, dict[str | None, _Shape]] = {
-    role: {part_type: (PART_KEYS[part_type], _REQUIRED_STRINGS[part_type]) for part_type in part_types}
+    role: {part_type: (PART_KEYS[part_type], REQUIRED_STRINGS[part_type]) for part_type in part_types}
     for role, part_types in ROLE_PARTS.items()
 }
 """Per role, the part types it carries as they are, each with the keys it may hold and the keys that must be
@@ -127,13 +117,15 @@ def _fits_as_is(parts: list[Any], shapes: dict[str | None, _Shape]) -> bool:
     return True
 
 
-def _clean_part(part: Any, message: ProjectedMessage, repairs: list[Repair]) -> dict[str, Any] | None:
+def _clean_part(given: Any, message: ProjectedMessage, repairs: list[Repair]) -> dict[str, Any] | None:
+    """The part in its stored shape (``PART_KEYS``, ``REQUIRED_STRINGS``), or ``None``; every change reported."""
     ids = message.source_message_ids
-    part_type = part.get("type") if isinstance(part, dict) else None
+    part: dict[str, Any] = given if isinstance(given, dict) else {}
+    part_type = part.get("type")
     if part_type not in PART_KEYS:
         repairs.append(Repair("unknown-part", f"dropped a part of unknown type {part_type!r}", ids))
         return None
-    missing = [key for key in _REQUIRED_STRINGS[part_type] if not isinstance(part.get(key), str)]
+    missing = [key for key in REQUIRED_STRINGS[part_type] if not isinstance(part.get(key), str)]
     if missing:
         repairs.append(Repair("malformed-part", f"dropped a {part_type} part without {', '.join(missing)}", ids))
         return None
@@ -141,7 +133,7 @@ def _clean_part(part: Any, message: ProjectedMessage, repairs: list[Repair]) -> 
     if extra:
         repairs.append(Repair("unknown-part-keys", f"removed {', '.join(extra)} from a {part_type} part", ids))
         return {key: value for key, value in part.items() if key in PART_KEYS[part_type]}
-    return cast(dict[str, Any], part)
+    return part
 
 
 def _fit(parts: list[dict[str, Any]], role: str, ids: tuple[str, ...], repairs: list[Repair]) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from typing import Any
 from app.engine.kinds import Role
 from app.engine.persisted import Content
 from app.engine.promotion import infer_kind
+from app.engine.search_text import message_facts
 from app.engine.tokens import estimate_tokens
 from app.errors import Forbidden, InvalidInput, TooLarge
 from app.services.caller import Caller
@@ -70,6 +71,8 @@ def prepare_batch(inputs: list[MessageInput], caller: Caller, settings: Settings
             run_id=message.run_id,
             created_at=message.created_at or now,
             token_estimate=estimate_tokens(content),
+            facts=message_facts(kind, content, message.metadata),
+            search_config=settings.search_config,
             unusual_text=measured_content.unusual_text or measured_metadata.unusual_text,
         )
         if message_id in first_index_of:

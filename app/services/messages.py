@@ -10,6 +10,7 @@ from app.services.caller import Caller
 from app.services.intake import MessageInput, prepare_batch
 from app.settings import Settings
 from app.store.database import Database
+from app.store.events import Notice, NoticeKind, notify
 from app.store.messages import AppendResult, MessageRepository
 from app.store.records import MessageRecord
 from app.store.sessions import SessionRepository
@@ -37,6 +38,9 @@ async def append_messages(
         if last_seq is None:
             raise NotFound(f"session '{session_id}' does not exist")
         result = await repository.append(session_id, last_seq, batch)
+        if result.created and not result.conflicts:
+            appended = Notice(caller.tenant_id, session_id, NoticeKind.MESSAGE, last_seq + 1, last_seq + result.created)
+            await notify(connection, appended)
     if result.conflicts:
         index, message_id = result.conflicts[0]
         raise MessageConflict(
@@ -96,6 +100,11 @@ async def amend_message(
         if not caller.may_write_kind(Kind(current.kind)):
             raise Forbidden(f"only a runtime key may amend a {current.kind} message")
         row = await repository.amend_metadata(session_id, message_id, changes, unusual_text=measured.unusual_text)
+        if row is not None:
+            details = {"messageId": message_id}
+            await notify(
+                connection, Notice(caller.tenant_id, session_id, NoticeKind.AMENDED, row.seq, row.seq, details)
+            )
     if row is None:
         # Only a session deleted between the two statements gets here.
         raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")

@@ -27,10 +27,12 @@ from app.engine.kinds import Kind, Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import Content, PersistedMessage
 from app.engine.promotion import promote, promote_rows
-from app.projections.window import FIRST_SEQ, newest_complete_compaction, window_start_seq
+from app.engine.search_text import MessageFacts
+from app.projections.live_history import FIRST_SEQ, live_history_start_seq, newest_complete_compaction
 from app.store.escaped_text import escape_strings, unescape_strings
 from app.store.metadata import merged_metadata
 from app.store.records import MessageRecord, core_columns, select_list
+from app.store.search import search_columns
 from app.store.tables import messages, sessions
 
 MESSAGE_COLUMNS = core_columns(messages, MessageRecord._fields)
@@ -80,6 +82,10 @@ class NewMessage:
     run_id: str | None
     created_at: datetime
     token_estimate: int
+    facts: MessageFacts
+    """What search and analytics read, derived from the parts before the write."""
+    search_config: str
+    """The text search configuration the searchable text is indexed with."""
     unusual_text: bool = False
     """Content or metadata holds a NUL or an unpaired surrogate: its metadata is stored escaped."""
 
@@ -187,6 +193,7 @@ class MessageRepository:
             return AppendResult(messages=[], created=0, conflicts=conflicts)
 
         new_rows: list[MessageRecord] = []
+        searchable: list[dict[str, Any]] = []
         for message in batch:
             if message.id in stored:
                 continue
@@ -206,9 +213,16 @@ class MessageRepository:
             )
             stored[message.id] = row
             new_rows.append(row)
+            searchable.append(search_columns(message.facts, message.search_config))
 
         if new_rows:
-            await self._db.execute(insert(messages), [_insertable(self._tenant, row) for row in new_rows])
+            await self._db.execute(
+                insert(messages),
+                [
+                    {**_insertable(self._tenant, row), **search}
+                    for row, search in zip(new_rows, searchable, strict=True)
+                ],
+            )
             await self._db.execute(
                 update(sessions)
                 .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
@@ -303,7 +317,7 @@ class MessageRepository:
             through = await self.get(session_id, through_id)
             if through is not None:
                 known.append(promote(to_persisted(through)))
-        first_seq = window_start_seq(known) or FIRST_SEQ
+        first_seq = live_history_start_seq(known) or FIRST_SEQ
         window = await self.from_seq(session_id, first_seq)
         if compaction.summary.seq < first_seq:
             window.insert(0, compaction.summary)

@@ -5,9 +5,11 @@ session without change.
 """
 
 from sqlalchemy import (
+    ARRAY,
     BigInteger,
     Boolean,
     Column,
+    Computed,
     DateTime,
     ForeignKeyConstraint,
     Index,
@@ -22,7 +24,7 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSON, JSONB
+from sqlalchemy.dialects.postgresql import JSON, JSONB, REGCONFIG, TSVECTOR
 
 metadata = MetaData(
     naming_convention={
@@ -95,10 +97,20 @@ messages = Table(
     # Set at write time when content or metadata holds a NUL or an unpaired surrogate (or an escaped
     # string): only such messages take the slow paths on read and on the way to a provider.
     Column("unusual_text", Boolean, nullable=False, server_default=text("false")),
+    # What search and analytics read, worked out from the parts at write time (app.engine.search_text), so
+    # no query parses the content. The vector is built with the configuration named on the row, which is
+    # the one the service was set to when the message was written.
+    Column("search_config", REGCONFIG, nullable=False, server_default=text("'simple'::regconfig")),
+    Column("search_text", Text, nullable=False, server_default=text("''")),
+    Column("search_vector", TSVECTOR, Computed("to_tsvector(search_config, search_text)", persisted=True)),
+    Column("tool_calls", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("tool_results", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("tool_errors", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
     PrimaryKeyConstraint("tenant_id", "session_id", "seq"),
     UniqueConstraint("tenant_id", "session_id", "id"),
     ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
     Index("ix_messages_tenant_id_session_id_kind_seq", "tenant_id", "session_id", "kind", "seq"),
+    Index("ix_messages_search_vector", "search_vector", postgresql_using="gin"),
 )
 
 compaction_leases = Table(

@@ -1,8 +1,8 @@
 """The rules no published type can see: pairing, order, emptiness, ids, alternation, the last turn.
 
-One checker per provider, each returning the provider's own 400 wording (reference/providers.md sections
-1-5) for every rule a payload breaks, and ``[]`` for a payload the provider would accept. Used with the type
-checks in sdk_types.py by every payload test.
+One checker per provider, each returning the provider's own 400 wording for every rule a payload breaks, and
+``[]`` for a payload the provider would accept. Used with the type checks in sdk_types.py by every payload
+test.
 """
 
 import json

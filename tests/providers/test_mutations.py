@@ -85,6 +85,20 @@ def test_append_to_a_role_that_is_absent_is_a_clear_error() -> None:
         ({"op": "append", "parts": []}, "mutations[0].parts"),
         ({"op": "append", "role": "system", "parts": [{"type": "image", "image": "x"}]}, "mutations[0].parts[0]"),
         ({"op": "append", "parts": [{"type": "text"}]}, "mutations[0].parts[0].text"),
+        ({"op": "append", "parts": [text_part("x"), "text"]}, "mutations[0].parts[1]"),
+        ({"op": "append", "parts": [text_part("x", tags=["a"])]}, "mutations[0].parts[0].tags"),
+        (
+            {"op": "append", "parts": [{"type": "file", "data": "JVBERi0=", "media_type": "application/pdf"}]},
+            "mutations[0].parts[0].mediaType",
+        ),
+        (
+            {"op": "append", "parts": [{"type": "image", "image": "x", "mediaType": 1}]},
+            "mutations[0].parts[0].mediaType",
+        ),
+        (
+            {"op": "append", "parts": [text_part("x", providerOptions={"a": 1})]},
+            "mutations[0].parts[0].providerOptions.a",
+        ),
         ({"op": "appendTo", "target": "first-user", "parts": [text_part("x")]}, "mutations[0].target"),
         ({"op": "insertAfter", "role": "user", "parts": [text_part("x")]}, "mutations[0].messageId"),
         ({"op": "append", "messageId": "m1", "parts": [text_part("x")]}, "mutations[0].messageId"),
@@ -94,6 +108,27 @@ def test_malformed_mutation_names_its_field(mutation: dict, field: str) -> None:
     with pytest.raises(InvalidMutation) as raised:
         parse_mutations([mutation])
     assert raised.value.extensions["field"] == field
+
+
+@pytest.mark.parametrize(
+    ("part", "detail"),
+    [
+        ({"type": "image", "image": "x"}, "a system mutation takes parts of type text"),
+        ({"type": "text"}, "a text part needs a string text"),
+        ({"type": "text", "text": "x", "tags": []}, "a text part does not take tags"),
+    ],
+)
+def test_a_mutation_part_is_checked_against_the_stored_part_shapes(part: dict, detail: str) -> None:
+    with pytest.raises(InvalidMutation) as raised:
+        parse_mutations([{"op": "append", "role": "system", "parts": [part]}])
+    assert raised.value.detail == detail
+
+
+def test_a_valid_mutation_part_goes_on_exactly_as_given() -> None:
+    part = {"type": "image", "image": "iVBORw0KGgo=", "providerOptions": {"openai": {"detail": "low"}}}
+    (mutation,) = parse_mutations([{"op": "append", "parts": [part]}])
+    assert mutation.parts == (part,)
+    assert list(mutation.parts[0]) == list(part)
 
 
 def test_mutations_are_reported_in_the_chat_diagnostics_and_reach_the_payload() -> None:

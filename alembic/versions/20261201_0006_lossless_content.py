@@ -8,8 +8,8 @@ content back to ``jsonb`` and writes escaped values back as they were, which wor
 session or run holds a NUL or an unpaired surrogate: otherwise it is refused, naming how many, and nothing
 changes.
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-12-01
 """
 
@@ -24,8 +24,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 from app import lossless_json
 from app.store.escaped_text import ESCAPE_MARK, escape_strings, unescape_strings
 
-revision: str = "0005"
-down_revision: str | None = "0004"
+revision: str = "0006"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
