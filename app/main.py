@@ -20,7 +20,20 @@ from app.api.idempotency import Idempotency, declare_idempotency_key
 from app.api.middleware import BodyLimit, HeaderLimit, RequestLogging
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
-from app.api.routes import analytics, chat, context, events, health, messages, projection, runs, search, sessions, ui
+from app.api.routes import (
+    analytics,
+    chat,
+    context,
+    events,
+    health,
+    imports,
+    messages,
+    projection,
+    runs,
+    search,
+    sessions,
+    ui,
+)
 from app.context.model_server import ModelServerWindows
 from app.context.summarizer import Summarizer
 from app.observability import configure_logging
@@ -181,6 +194,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     app.openapi = openapi_with_trust  # type: ignore[method-assign]
     install_problem_handlers(app)
     for router in (
+        imports.router,
         sessions.router,
         messages.router,
         runs.router,

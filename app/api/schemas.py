@@ -9,7 +9,7 @@ from pydantic import AwareDatetime, BeforeValidator, ConfigDict, Field, JsonValu
 
 from app.api.wire import WireModel
 from app.engine.kinds import Role
-from app.engine.parts import AssistantPart, SystemPart, ToolPart, UserPart
+from app.engine.parts import AssistantPart, SystemPart, TextLength, ToolPart, UserPart
 from app.projections.types import ProjectionContext, View
 
 ADDRESSABLE = (
@@ -72,7 +72,8 @@ class ToolMessageIn(_MessageIn):
     content: Annotated[list[ToolPart], Field(min_length=1)]
 
 
-MessageIn = Annotated[SystemMessageIn | UserMessageIn | AssistantMessageIn | ToolMessageIn, Field(discriminator="role")]
+MessageInBody = SystemMessageIn | UserMessageIn | AssistantMessageIn | ToolMessageIn
+MessageIn = Annotated[MessageInBody, Field(discriminator="role")]
 
 
 class AppendMessagesRequest(WireModel):
@@ -158,9 +159,9 @@ class CreateSessionRequest(WireModel):
     )
 
     id: ClientId | None = None
-    title: str | None = Field(default=None, max_length=1000)
+    title: Annotated[str, TextLength(0, 1000)] | None = None
     metadata: Metadata = Field(default_factory=dict)
-    model: str | None = Field(default=None, max_length=256, description="provider/modelId")
+    model: Annotated[str, TextLength(0, 256)] | None = Field(default=None, description="provider/modelId")
     context_window_tokens: int | None = Field(default=None, gt=0, le=INT32_MAX)
 
 
@@ -356,3 +357,74 @@ class PruneRequest(WireModel):
     protect_tool_tokens: int | None = Field(default=None, ge=0, le=INT32_MAX)
     minimum_savings_tokens: int | None = Field(default=None, ge=0, le=INT32_MAX)
     protected_tools: list[str] | None = None
+
+
+ImportFormat = Literal["claude-code", "opencode", "pi", "openai-chat", "anthropic-messages", "ai-sdk"]
+
+
+class ImportQuery(WireModel):
+    format: ImportFormat = Field(description="What wrote the file.")
+    strict: bool = Field(
+        default=False,
+        description="A line that is not JSON or not a known record, or a message the append checks "
+        "refuse, is a 422 and nothing is stored (by default it is skipped and reported).",
+    )
+    live: bool = Field(
+        default=False,
+        description="The file is still being written: store only the messages no later line can change.",
+    )
+    session_id: ClientId | None = Field(default=None, description="Import into this session, whatever the file says.")
+
+
+class RefusedMessageOut(WireModel):
+    message_id: str
+    field: str
+    reason: str
+
+
+class SessionImportOut(WireModel):
+    id: str
+    created: bool
+    stored: int
+    stored_ids: list[str]
+    already_stored: int
+    changed: list[str] = Field(description="Ids stored before with other content; the stored message is kept.")
+    refused: list[RefusedMessageOut]
+    pending: int = Field(description="With live: messages left for the next import, as a later line may change them.")
+
+
+class LineOut(WireModel):
+    line: int
+    reason: str
+
+
+class BranchOut(WireModel):
+    first_line: int
+    lines: int
+    message_ids: list[str]
+
+
+class ImportRepairOut(WireModel):
+    line: int
+    message_id: str
+    detail: str
+
+
+class ToolCallRefOut(WireModel):
+    tool_call_id: str
+    message_id: str
+
+
+class ImportReportOut(WireModel):
+    format: str
+    skipped: list[LineOut]
+    invalid: list[LineOut]
+    branches: list[BranchOut]
+    repairs: list[ImportRepairOut]
+    unanswered_calls: list[ToolCallRefOut]
+    orphan_results: list[ToolCallRefOut]
+
+
+class ImportOut(WireModel):
+    sessions: list[SessionImportOut]
+    report: ImportReportOut

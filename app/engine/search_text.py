@@ -55,6 +55,7 @@ def message_facts(kind: Kind, content: Content, metadata: Mapping[str, Any]) -> 
             name = part.get("toolName")
             if not isinstance(name, str):
                 continue
+            name = storable_text(name)
             if part.get("type") == "tool-call":
                 calls.append(name)
             elif part.get("type") == "tool-result":

@@ -14,7 +14,7 @@ from app.store.events import Notice, NoticeKind, notify
 from app.store.messages import AppendResult, MessageRepository
 from app.store.records import MessageRecord
 from app.store.sessions import SessionRepository
-from app.store.storable import storable_size
+from app.store.storable import measure
 
 IMMUTABLE_METADATA_KEYS = ("runtimeKind",)
 """The kind is fixed at write time (it is indexed, and reserved kinds are checked then)."""
@@ -88,7 +88,7 @@ async def amend_message(
 ) -> MessageRecord:
     """Merges ``changes`` into the metadata (null removes a key); content and kind never change."""
     caller.require_may_amend(changes)
-    storable_size(changes, "metadata", settings.max_json_depth)
+    measured = measure(changes, "metadata", settings.max_json_depth)
     for key in IMMUTABLE_METADATA_KEYS:
         if key in changes:
             raise InvalidInput(f"metadata.{key}: fixed when the message is written", field=f"metadata.{key}")
@@ -99,7 +99,7 @@ async def amend_message(
             raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")
         if not caller.may_write_kind(Kind(current.kind)):
             raise Forbidden(f"only a runtime key may amend a {current.kind} message")
-        row = await repository.amend_metadata(session_id, message_id, changes)
+        row = await repository.amend_metadata(session_id, message_id, changes, unusual_text=measured.unusual_text)
         if row is not None:
             details = {"messageId": message_id}
             await notify(

@@ -3,6 +3,7 @@ changes as their own events, resuming with Last-Event-ID or ``after``, the same 
 streams, heartbeats, a slow consumer that resyncs instead of growing, and a lost LISTEN connection replaced."""
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -26,7 +27,7 @@ from app.store.events import Notice, NoticeKind
 from app.store.messages import MessageRepository
 from app.store.records import MessageRecord
 from tests.api.sse import open_stream
-from tests.api.wire import append, assistant, new_session, tool_call, tool_result, user
+from tests.api.wire import append, as_json, assistant, new_session, tool_call, tool_result, user
 from tests.conftest import settings_for_tests
 from tests.database import plain_dsn
 from tests.trust.keys import API_KEYS, OTHER_TENANT, READER, RUNTIME
@@ -67,6 +68,18 @@ async def test_an_append_arrives_as_a_message_event_with_the_listing_body(http: 
     listed = (await http.get("/sessions/live/messages")).json()["messages"]
     assert [event.id for event in events] == ["1", "2"]
     assert [event.json() for event in events] == listed
+
+
+async def test_a_message_holding_a_nul_and_an_unpaired_surrogate_arrives_as_it_was_sent(
+    http: httpx.AsyncClient,
+) -> None:
+    await new_session(http, "live")
+    sent = {"id": "m1", "role": "user", "content": "cat a.bin: \x00 and half \ud83d", "metadata": {"k\x00": "\udc00"}}
+    async with open_stream(http, "live") as stream:
+        await http.post("/sessions/live/messages", **as_json({"messages": [sent]}))
+        [event] = await stream.messages(1)
+    received = json.loads(event.data)  # the standard library keeps the unpaired surrogate
+    assert (received["content"], received["metadata"]) == (sent["content"], sent["metadata"])
 
 
 async def test_last_event_id_resumes_after_that_seq_and_wins_over_after(http: httpx.AsyncClient) -> None:

@@ -12,13 +12,13 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 import asyncpg
-import orjson
 from fastapi import APIRouter, Header, Query, Request
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.background import BackgroundTask
 from starlette.responses import StreamingResponse
 
+from app import lossless_json
 from app.api.bodies import message_body
 from app.api.cursors import read_message_cursor
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
@@ -126,4 +126,5 @@ def frame(event: LiveEvent, session_id: str) -> bytes:
 
 def _event(name: str, data: dict[str, Any], *, event_id: int | None = None) -> bytes:
     head = f"event: {name}\n" + (f"id: {event_id}\n" if event_id is not None else "")
-    return head.encode() + b"data: " + orjson.dumps(data) + b"\n\n"
+    # lossless_json: a message holding an unpaired surrogate, which orjson refuses, is written escaped.
+    return head.encode() + b"data: " + lossless_json.dumps(data) + b"\n\n"
