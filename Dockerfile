@@ -2,9 +2,13 @@
 FROM python:3.12-slim AS build
 WORKDIR /srv
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-COPY pyproject.toml README.md ./
+# Every dependency (and the build backend) from the lock, each file checked against its hash; then the
+# service itself, with no dependency resolution and no build isolation left to fetch anything unpinned.
+COPY pyproject.toml README.md requirements.lock ./
 COPY app ./app
-RUN python -m venv /opt/venv && /opt/venv/bin/pip install .
+RUN python -m venv /opt/venv \
+ && /opt/venv/bin/pip install --require-hashes --no-deps -r requirements.lock \
+ && /opt/venv/bin/pip install --no-deps --no-build-isolation .
 
 FROM python:3.12-slim
 RUN useradd --system --uid 10001 --home /srv projector

@@ -57,6 +57,14 @@ class InvalidInput(ProjectorError):
     status, slug, title = 422, "validation-error", "Invalid input"
 
 
+class TooManyRequests(ProjectorError):
+    status, slug, title = 429, "too-many-requests", "Too many requests"
+
+
+class RequestHeadersTooLarge(ProjectorError):
+    status, slug, title = 431, "headers-too-large", "Request header fields too large"
+
+
 class ServiceUnavailable(ProjectorError):
     status, slug, title = 503, "unavailable", "Service unavailable"
 

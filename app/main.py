@@ -15,21 +15,37 @@ from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 from starlette.middleware.cors import CORSMiddleware
 
-from app.api.auth import Authenticator, declare_bearer_auth, install_authentication, load_api_keys
+from app.api.auth import OPEN_PATHS, Authentication, Authenticator, declare_bearer_auth, load_api_keys
 from app.api.consistency import Consistency
 from app.api.idempotency import Idempotency, declare_idempotency_key
-from app.api.middleware import BodyLimit, RequestLogging
+from app.api.middleware import BodyLimit, HeaderLimit, RequestLogging
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
-from app.api.routes import chat, context, health, messages, projection, runs, sessions, ui
+from app.api.routes import (
+    analytics,
+    chat,
+    context,
+    events,
+    health,
+    imports,
+    messages,
+    projection,
+    runs,
+    search,
+    sessions,
+    ui,
+)
 from app.context.model_server import ModelServerWindows
 from app.context.summarizer import Summarizer
 from app.observability import configure_logging
 from app.services.context_config import summarizer_config, window_config
+from app.services.events import EventHub
 from app.settings import Settings, get_settings
+from app.signals import on_exit_signal
 from app.store import migrations
 from app.store.database import Database
 from app.store.embedded import EmbeddedPostgres
+from app.store.events import NoticeListener, listen_dsn
 
 log = logging.getLogger("projector")
 
@@ -79,6 +95,29 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, object]] = {
 """Declared on every operation, so clients and schema-driven fuzzers know the problem+json answers."""
 
 
+PROJECTION_PATH = "/sessions/{session_id}/projection"
+DOCS_URL = "/docs"
+DOCS_ASSETS_URL = "/static-offline-docs"
+"""Where Swagger UI's scripts and styles are served from (fastapi-offline's default, named to be opened)."""
+
+
+def declare_enforced_limits(openapi: dict[str, Any], settings: Settings) -> None:
+    """What the settings enforce, said in the document: ``limit``'s maximum is the configured page size, and
+    the export view answers ``text/markdown`` when asked for ``format=markdown``."""
+    for operations in openapi.get("paths", {}).values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if parameter.get("name") == "limit" and parameter.get("in") == "query":
+                    schema = parameter["schema"]
+                    for branch in schema.get("anyOf", [schema]):
+                        if branch.get("type") == "integer":
+                            branch["maximum"] = settings.max_page_size
+    projection = openapi.get("paths", {}).get(PROJECTION_PATH, {}).get("get")
+    if projection is not None:
+        content = projection["responses"]["200"].setdefault("content", {})
+        content["text/markdown"] = {"schema": {"type": "string", "description": "view=export&format=markdown"}}
+
+
 def create_app(settings: Settings | None = None, *, database_url: str | None = None) -> FastAPI:
     """``database_url`` overrides the settings (tests pass a prepared database and skip migrations)."""
     settings = settings or get_settings()
@@ -95,6 +134,17 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         if settings.migrate_on_start and database_url is None:
             await asyncio.to_thread(migrations.upgrade, url)
         app.state.database = Database.open(url, settings)
+        hub = app.state.events = EventHub(
+            max_streams=settings.events_max_streams, queue_size=settings.events_queue_size
+        )
+        listener = app.state.event_listener = NoticeListener(
+            listen_dsn(settings.listen_database_url or url),
+            hub.deliver,
+            hub.resync_all,
+            connect_timeout=settings.connect_timeout_seconds,
+        )
+        listener.start()
+        restore_signals = on_exit_signal(hub.close_soon)
         app.state.model_windows = ModelServerWindows(window_config(settings))
         summarizer = summarizer_config(settings)
         app.state.summarizer = Summarizer(summarizer) if summarizer else None
@@ -104,6 +154,9 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         try:
             yield
         finally:
+            restore_signals()
+            hub.close()
+            await listener.stop()
             await app.state.model_windows.aclose()
             if app.state.summarizer is not None:
                 await app.state.summarizer.aclose()
@@ -114,6 +167,8 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     # Swagger UI from a package's own files, not a CDN, so the docs work offline. No ReDoc: its bundle
     # still fetches a logo from its maker's CDN.
     app = FastAPIOffline(
+        docs_url=DOCS_URL,
+        static_url=DOCS_ASSETS_URL,
         redoc_url=None,
         title="Projector",
         version="0.1.0",
@@ -123,14 +178,15 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         responses=PROBLEM_RESPONSES,
     )
     app.state.settings = settings
-    authenticator = Authenticator(load_api_keys(settings))
-    install_authentication(app, authenticator)
+    authenticator = Authenticator(load_api_keys(settings), redact_reader_exports=settings.redact_reader_exports)
+    app.state.authenticator = authenticator
     generate_openapi = app.openapi
 
     def openapi_with_trust() -> dict[str, Any]:
         fresh = app.openapi_schema is None
         document = generate_openapi()
         if fresh:
+            declare_enforced_limits(document, settings)
             declare_idempotency_key(document)
             if authenticator.enabled:
                 declare_bearer_auth(document)
@@ -139,25 +195,41 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     app.openapi = openapi_with_trust  # type: ignore[method-assign]
     install_problem_handlers(app)
     for router in (
+        imports.router,
         sessions.router,
         messages.router,
         runs.router,
         projection.router,
         chat.router,
         context.router,
+        events.router,
+        search.router,
+        analytics.router,
         health.router,
         ui.router,
     ):
         app.include_router(router)
-    # Added innermost first: RequestLogging (and CORS, when on) see every answer, BodyLimit counts the
-    # bytes Idempotency reads.
+    # Added innermost first. From the outside: CORS (when on) answers preflights and RequestLogging sees every
+    # answer; HeaderLimit bounds what the others read; Authentication answers 401 before any body is read;
+    # BodyLimit counts the bytes Idempotency reads.
     app.add_middleware(
         Idempotency,
         ttl_seconds=settings.idempotency_ttl_seconds,
         lease_seconds=settings.idempotency_lease_seconds,
+        max_response_bytes=settings.idempotency_max_response_bytes,
+        max_keys_per_tenant=settings.idempotency_max_keys_per_tenant,
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(Consistency)
+    # The API document, the docs page with its assets, and the viewer's pages and assets hold no data.
+    open_paths = OPEN_PATHS | ui.OPEN_PATHS | {DOCS_URL, app.openapi_url, app.swagger_ui_oauth2_redirect_url}
+    app.add_middleware(
+        Authentication,
+        authenticator=authenticator,
+        open_paths=frozenset(path for path in open_paths if path is not None),
+        open_prefixes=(f"{DOCS_ASSETS_URL}/", ui.OPEN_PREFIX),
+    )
+    app.add_middleware(HeaderLimit, max_bytes=settings.max_header_bytes, max_count=settings.max_header_count)
     app.add_middleware(RequestLogging)
     if settings.cors_origins:
         app.add_middleware(

@@ -64,6 +64,15 @@ class Settings(BaseSettings):
     max_parts_per_message: int = Field(default=2_000, ge=1, description="Most content parts in one message.")
     max_batch_messages: int = Field(default=1_000, ge=1, description="Most messages in one append.")
     max_metadata_bytes: int = Field(default=256 * 1024, ge=1, description="Largest metadata object.")
+    max_json_depth: int = Field(
+        default=64,
+        ge=1,
+        le=128,
+        description="Deepest nesting of a stored JSON value (content, metadata, a run's fields); at most 128, so "
+        "every response that wraps one stays within what the encoder can write.",
+    )
+    max_header_bytes: int = Field(default=64 * 1024, ge=1024, description="Largest total of request headers (431).")
+    max_header_count: int = Field(default=100, ge=8, description="Most request headers (431).")
     default_page_size: int = Field(default=50, ge=1, description="Page size when `limit` is not given.")
     max_page_size: int = Field(default=500, ge=1, description="Largest `limit` accepted.")
 
@@ -112,8 +121,36 @@ class Settings(BaseSettings):
     idempotency_lease_seconds: int = Field(
         default=30, ge=1, description="An in-flight key not renewed for this long (its process died) is free again."
     )
+    idempotency_max_response_bytes: int = Field(
+        default=1 * MIB, ge=1, description="Largest response kept whole for replay; past it a retry gets 409."
+    )
+    idempotency_max_keys_per_tenant: int = Field(
+        default=10_000, ge=1, description="Most live Idempotency-Keys per tenant; a new key past it is 429."
+    )
+    redact_reader_exports: bool = Field(
+        default=True, description="Reader keys get exports redacted whatever they ask; false lets them choose."
+    )
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Origins allowed by CORS (comma-separated or JSON list); empty is off."
+    )
+
+    # --- Live events, search ---
+    listen_database_url: str | None = Field(
+        default=None,
+        description="Where each process keeps its one LISTEN connection; unset: the database URL. Behind "
+        "PgBouncer in transaction mode LISTEN needs a direct connection to PostgreSQL.",
+    )
+    events_heartbeat_seconds: float = Field(
+        default=15.0, gt=0, description="An idle event stream sends a comment this often, so proxies keep it open."
+    )
+    events_max_streams: int = Field(default=1_000, ge=1, description="Open event streams per process (503 beyond).")
+    events_queue_size: int = Field(
+        default=256, ge=1, description="Notices a stream may fall behind by before it resyncs from the database."
+    )
+    search_config: str = Field(
+        default="simple",
+        pattern=r"^[a-z_][a-z0-9_]*$",
+        description="PostgreSQL text search configuration for new messages and for queries ('simple', 'english'...).",
     )
 
     @field_validator("database_url")

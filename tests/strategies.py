@@ -2,8 +2,9 @@
 
 A history is what a real store could hold after agents misbehave: interrupted tool calls, orphan and
 duplicate results, reused tool-call ids, empty and whitespace texts, compactions complete and incomplete,
-reasoning from other providers with signatures, images in tool results, runtime reminders (also between a
-call and its result), bash executions and custom messages, and the visibility flags. Messages are numbered
+reasoning from other providers with signatures, provider item ids and thought signatures on text and calls,
+images in tool results, runtime reminders (also between a call and its result), bash executions and custom
+messages, and the visibility flags. Messages are numbered
 as the store numbers them (seq 1..n, ids ``m<seq>``), so a boundary's ``compactThroughMessageId`` and a
 summary's ``summaryForBoundaryId`` name real messages.
 """
@@ -17,6 +18,7 @@ from app.engine.kinds import Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import PersistedMessage
 from app.engine.promotion import promote
+from app.projections.types import ProjectionContext
 from tests import builders as b
 
 PROVIDER_MODELS: tuple[tuple[str, str], ...] = (
@@ -27,13 +29,36 @@ PROVIDER_MODELS: tuple[tuple[str, str], ...] = (
 )
 
 texts = st.sampled_from(
-    ["", " ", "\n\t ", "ok", "Read the file", "帮我看看 src/auth.ts", "emoji 🙂 outside the BMP", "x" * 90]
+    [
+        "",
+        " ",
+        "\n\t ",
+        "ok",
+        "Read the file",
+        "帮我看看 src/auth.ts",
+        "emoji 🙂 outside the BMP",
+        "x" * 90,
+        "half an emoji \ud83d",
+        "\x00",
+    ]
 )
 """Short texts, often empty or whitespace-only; sampled rather than generated, which keeps histories cheap.
-Never a lone surrogate: the store refuses one (request text that may hold one is tested where it enters)."""
+Some hold what the store keeps exactly and providers may refuse: an unpaired surrogate, a lone NUL (which is
+whitespace to no one, so a NUL-only text becomes empty only once cleaned)."""
 
-outputs = st.sampled_from(["", "   ", "line 1\nline 2", "x" * 120, "error: ENOENT", "`backticks` ```fenced```"])
-"""Tool output texts: empty, whitespace, normal and long enough to cross a small soft limit."""
+outputs = st.sampled_from(
+    [
+        "",
+        "   ",
+        "line 1\nline 2",
+        "x" * 120,
+        "error: ENOENT",
+        "`backticks` ```fenced```",
+        "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        "cut at 4096 bytes \udc00",
+    ]
+)
+"""Tool output texts: empty, whitespace, normal, long enough to cross a small soft limit, and binary."""
 
 tool_names = st.sampled_from(["Read", "Bash", "Grep", "Edit"])
 
@@ -59,6 +84,14 @@ _EXIT_CODES = st.sampled_from([0, 1, None])
 _OUTPUT_PATHS = st.sampled_from([None, "/tmp/out.txt"])
 _CUSTOM_CONTENT = st.one_of(texts, st.just([b.text_part("extension says hi")]))
 _STEPS = st.sampled_from(["user", "user", "assistant", "tool", "tool", "orphan", "compaction", "runtime", "runtime"])
+_PART_OPTIONS = st.sampled_from(
+    [None, None, None, {"openai": {"itemId": "msg_1"}}, {"google": {"thoughtSignature": "c2lnbmVk"}}]
+)
+"""Provider state on a text or call part, bound to the model that wrote it like a reasoning signature."""
+
+
+def _with_options(part: dict[str, Any], options: dict[str, Any] | None) -> dict[str, Any]:
+    return part if options is None else {**part, "providerOptions": options}
 
 
 @st.composite
@@ -137,8 +170,10 @@ def _tool_round(draw: st.DrawFn, call_ids: list[str]) -> list[PersistedMessage]:
     if draw(_COIN):
         parts.append(b.reasoning_part(draw(texts), signature=b.SIGNATURE, provider=provider))
     if draw(_COIN):
-        parts.append(b.text_part(draw(texts)))
-    parts.extend(b.call_part(call_id, name, {"path": "a.ts"}) for call_id, name in calls)
+        parts.append(_with_options(b.text_part(draw(texts)), draw(_PART_OPTIONS)))
+    parts.extend(
+        _with_options(b.call_part(call_id, name, {"path": "a.ts"}), draw(_PART_OPTIONS)) for call_id, name in calls
+    )
     messages = [b.tool_calls(*parts, provider=provider, model=model)]
     if draw(_ONE_IN_SIX) == 0:
         messages.append(b.reminder("Remember the plan."))
@@ -250,3 +285,20 @@ def histories(draw: st.DrawFn, *, max_steps: int = 14) -> list[PersistedMessage]
 
 def engine_histories(*, max_steps: int = 14) -> st.SearchStrategy[list[EngineMessage]]:
     return histories(max_steps=max_steps).map(lambda messages: [promote(message) for message in messages])
+
+
+@st.composite
+def contexts(draw: st.DrawFn) -> ProjectionContext:
+    """The projection parameters a request may give: target model, reasoning, results, limits and media."""
+    provider, model = draw(st.sampled_from([(None, None), *PROVIDER_MODELS]))
+    return ProjectionContext(
+        provider=provider,
+        model=model,
+        include_reasoning=draw(st.booleans()),
+        reasoning_fallback=draw(st.sampled_from(["drop", "text"])),
+        include_tool_results=draw(st.integers(0, 4)) > 0,
+        tool_result_soft_limit_chars=draw(st.sampled_from([0, 50, 50_000])),
+        apply_compact_boundary=draw(st.integers(0, 4)) > 0,
+        inject_runtime_reminder=draw(st.booleans()),
+        readable_media=draw(st.sampled_from([None, (), ("image/*",)])),
+    )

@@ -1,5 +1,10 @@
 """Who is calling: a tenant and a role, resolved from ``Authorization: Bearer <key>``.
 
+``Authentication`` is a pure ASGI middleware that resolves the caller from the header alone, before anything
+reads the body: a request without a valid key is answered 401 without a byte of its body being received, so
+an anonymous caller cannot make the service buffer and parse a large body. The principal travels in the
+ASGI scope to the routes (``principal_of``).
+
 Keys are configured by environment (``PROJECTOR_API_KEYS``) or file (``PROJECTOR_API_KEYS_FILE``) and held only
 as SHA-256 digests; a presented key is hashed and compared in constant time against every configured digest.
 With no keys configured, auth is off (local use) and every caller is the ``runtime`` of the ``default`` tenant;
@@ -16,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import FastAPI, Request
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from starlette.requests import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.problems import problem
-from app.api.responses import ProblemResponse
 from app.engine.kinds import RESERVED_RUNTIME_KINDS, Kind
 from app.errors import Forbidden, Unauthorized
 from app.settings import Settings
@@ -30,10 +35,22 @@ DEFAULT_TENANT = "default"
 REALM = "projector"
 
 
+ROLE_RANK: dict[AccessRole, int] = {"reader": 0, "writer": 1, "runtime": 2}
+"""Each role may do all that the one below it may."""
+
+RUNTIME_ONLY_METADATA = ("compactedAt",)
+"""Metadata only the runtime may amend: ``compactedAt`` marks a pruned tool result, and pruning is its job."""
+
+
 @dataclass(frozen=True, slots=True)
 class Principal:
     tenant_id: str
     role: AccessRole
+    redacts_exports: bool = False
+    """Exports are redacted whatever the request asks (reader keys, unless the operator turns it off)."""
+
+    def may_act_as(self, role: AccessRole) -> bool:
+        return ROLE_RANK[self.role] >= ROLE_RANK[role]
 
     def require_writer(self) -> None:
         if self.role == "reader":
@@ -45,6 +62,14 @@ class Principal:
 
     def may_write_kind(self, kind: Kind) -> bool:
         return self.role == "runtime" or kind not in RESERVED_RUNTIME_KINDS
+
+    def require_may_amend(self, metadata: dict[str, Any]) -> None:
+        """Refuses, naming the field, an amendment of metadata that only the runtime may change."""
+        if self.role == "runtime":
+            return
+        for key in RUNTIME_ONLY_METADATA:
+            if key in metadata:
+                raise Forbidden(f"metadata.{key}: only a runtime key may set it (pruning)", field=f"metadata.{key}")
 
 
 LOCAL_PRINCIPAL = Principal(tenant_id=DEFAULT_TENANT, role="runtime")
@@ -131,8 +156,9 @@ class AuthenticationRequired(Unauthorized):
 class Authenticator:
     """Resolves the caller of a request. With no keys configured every caller is ``LOCAL_PRINCIPAL``."""
 
-    def __init__(self, keys: Sequence[ApiKey] = ()) -> None:
+    def __init__(self, keys: Sequence[ApiKey] = (), *, redact_reader_exports: bool = True) -> None:
         self._keys = tuple(keys)
+        self._redact_reader_exports = redact_reader_exports
 
     @property
     def enabled(self) -> bool:
@@ -157,10 +183,8 @@ class Authenticator:
                 found = key
         if found is None:
             raise AuthenticationRequired("The API key is not valid.", invalid=True)
-        return Principal(tenant_id=found.tenant_id, role=found.role)
-
-    async def authenticate(self, request: Request) -> Principal:
-        return self.identify(request.headers.get("authorization"))
+        redacts = found.role == "reader" and self._redact_reader_exports
+        return Principal(tenant_id=found.tenant_id, role=found.role, redacts_exports=redacts)
 
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -180,12 +204,48 @@ def declare_bearer_auth(openapi: dict[str, Any]) -> None:
             operation["security"] = [{"apiKey": []}]
 
 
-def install_authentication(app: FastAPI, authenticator: Authenticator) -> None:
-    """Puts the authenticator where ``PrincipalDep`` finds it and renders 401s with their challenge."""
-    app.state.authenticator = authenticator
+PRINCIPAL_SCOPE_KEY = "projector.principal"
 
-    @app.exception_handler(AuthenticationRequired)
-    async def on_authentication_required(request: Request, exc: AuthenticationRequired) -> ProblemResponse:
-        response = problem(exc, request)
-        response.headers["WWW-Authenticate"] = exc.challenge
-        return response
+
+def principal_of(scope: Scope) -> Principal:
+    """The caller ``Authentication`` resolved for this request."""
+    principal: Principal = scope[PRINCIPAL_SCOPE_KEY]
+    return principal
+
+
+class Authentication:
+    """Puts the caller in the scope, or answers 401 with the RFC 6750 challenge, before the body is read.
+    ``open_paths`` (probes, the API document) and whatever lies under ``open_prefixes`` (the docs' and the
+    viewer's pages and assets) need no key."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        authenticator: Authenticator,
+        open_paths: frozenset[str],
+        open_prefixes: tuple[str, ...] = (),
+    ) -> None:
+        self.app = app
+        self.authenticator = authenticator
+        self.open_paths = open_paths
+        self.open_prefixes = open_prefixes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        authorization = next((value for name, value in scope["headers"] if name == b"authorization"), None)
+        try:
+            principal = self.authenticator.identify(authorization.decode("latin-1") if authorization else None)
+        except AuthenticationRequired as refused:
+            path: str = scope["path"]
+            if path in self.open_paths or path.startswith(self.open_prefixes):
+                await self.app(scope, receive, send)
+                return
+            response = problem(refused, Request(scope))
+            response.headers["WWW-Authenticate"] = refused.challenge
+            await response(scope, receive, send)
+            return
+        scope[PRINCIPAL_SCOPE_KEY] = principal  # in place: outer middleware read what the router adds
+        await self.app(scope, receive, send)

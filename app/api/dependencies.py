@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from app.api.auth import Authenticator, Principal
+from app.api.auth import Principal, principal_of
 from app.settings import Settings
 from app.store.database import Database
 
@@ -22,8 +22,7 @@ async def get_app_settings(request: Request) -> Settings:
 
 
 async def get_principal(request: Request) -> Principal:
-    authenticator: Authenticator = request.app.state.authenticator
-    return await authenticator.authenticate(request)
+    return principal_of(request.scope)
 
 
 DatabaseDep = Annotated[Database, Depends(get_database)]

@@ -9,6 +9,14 @@ are not kept, so a corrected or later retry runs afresh: every route writes in o
 response has written nothing. Successes, 409 conflicts and the 500s the error handlers render are kept, as
 Stripe keeps them; a request that crashed past every handler is released.
 
+Only requests that write can be retried into a double write, so only they are kept: a route marked
+``WRITES_NOTHING`` (``POST /chat`` builds a payload and stores nothing) passes through untouched, and the
+key is neither claimed nor kept. A kept response replays only to a key of the same role or a stronger one
+(a reader cannot read a runtime's answer through its key: 403). What is kept is bounded: a response larger
+than ``max_response_bytes`` is not kept whole; its retries get a 409 saying the request ran and with what
+status (the request is still never run twice); a tenant holding ``max_keys_per_tenant`` live keys gets 429
+for a new key until some expire. A body cut short by a client that went away is not run.
+
 The key is claimed in its own committed transaction before the route runs (that is what lets a concurrent
 duplicate see it in flight), and its lease is renewed while the request runs. A process that dies, or loses
 the database, before keeping its response leaves the key in flight until the lease ends (30 s by default);
@@ -21,6 +29,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import re
 import time
 from typing import Any, ClassVar
 
@@ -28,14 +37,26 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
+from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.auth import AuthenticationRequired, Authenticator
+from app.api.auth import PRINCIPAL_SCOPE_KEY, ROLE_RANK, AccessRole, Principal
 from app.api.problems import problem
-from app.errors import BadRequest, Conflict, InvalidInput, ProjectorError, ServiceUnavailable, TooLarge
+from app.api.responses import ProblemResponse
+from app.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    ProjectorError,
+    ServiceUnavailable,
+    TooLarge,
+    TooManyRequests,
+)
 from app.store.database import Database
 from app.store.idempotency import (
     Claimed,
+    ClaimOutcome,
     IdempotencyRepository,
     InFlight,
     KeptResponse,
@@ -54,6 +75,10 @@ KEPT_ERROR_STATUSES = frozenset({409, 500})
 """Besides successes: outcomes of running the request, which a retry with the same key should see again."""
 PURGE_INTERVAL_SECONDS = 60.0
 
+WRITES_NOTHING: dict[str, object] = {"x-writes-nothing": True}
+"""``openapi_extra`` of a POST route that stores nothing: its requests are not kept under their key, and the
+API document does not offer ``Idempotency-Key`` on it."""
+
 
 class InvalidIdempotencyKey(BadRequest):
     slug, title = "idempotency-key-invalid", "Invalid Idempotency-Key"
@@ -65,6 +90,18 @@ class IdempotencyKeyReused(InvalidInput):
 
 class IdempotencyKeyInFlight(Conflict):
     slug, title = "idempotency-key-in-flight", "A request with this Idempotency-Key is still running"
+
+
+class IdempotentResponseNotKept(Conflict):
+    slug, title = "idempotent-response-not-kept", "The request with this Idempotency-Key ran; its response was not kept"
+
+
+class IdempotencyKeysExhausted(TooManyRequests):
+    slug, title = "idempotency-keys-exhausted", "Too many live Idempotency-Keys"
+
+
+class ClientDisconnected(Exception):
+    """The client went away before its whole body arrived."""
 
 
 def declare_idempotency_key(openapi: dict[str, Any]) -> None:
@@ -79,7 +116,9 @@ def declare_idempotency_key(openapi: dict[str, Any]) -> None:
     }
     for operations in openapi.get("paths", {}).values():
         post = operations.get("post")
-        if post is not None and not any(p.get("name") == header["name"] for p in post.get("parameters", [])):
+        if post is None or post.get("x-writes-nothing"):
+            continue
+        if not any(p.get("name") == header["name"] for p in post.get("parameters", [])):
             post.setdefault("parameters", []).append(dict(header))
 
 
@@ -96,21 +135,43 @@ def fingerprint(method: str, path: str, query: bytes, body: bytes) -> str:
     return digest.hexdigest()
 
 
+def paths_writing_nothing(openapi: dict[str, Any]) -> list[re.Pattern[str]]:
+    """The POST paths the API document marks ``WRITES_NOTHING``, as the router matches them."""
+    return [
+        compile_path(path)[0]
+        for path, operations in openapi.get("paths", {}).items()
+        if operations.get("post", {}).get("x-writes-nothing")
+    ]
+
+
 class Idempotency:
     UNAVAILABLE: ClassVar[tuple[type[BaseException], ...]] = (DBAPIError, PoolTimeout, OSError)
 
-    def __init__(self, app: ASGIApp, *, ttl_seconds: int, lease_seconds: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        ttl_seconds: int,
+        lease_seconds: int,
+        max_response_bytes: int,
+        max_keys_per_tenant: int,
+    ) -> None:
         self.app = app
         self.ttl_seconds = ttl_seconds
         self.lease_seconds = lease_seconds
+        self.max_response_bytes = max_response_bytes
+        self.max_keys_per_tenant = max_keys_per_tenant
         self._next_purge = 0.0
+        self._writing_nothing: list[re.Pattern[str]] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in METHODS:
             await self.app(scope, receive, send)
             return
         raw_key = _header(scope, HEADER)
-        if raw_key is None:
+        principal: Principal | None = scope.get(PRINCIPAL_SCOPE_KEY)
+        # No principal: an open path, which needs no key of either kind.
+        if raw_key is None or principal is None or self._writes_nothing(scope):
             await self.app(scope, receive, send)
             return
         key = raw_key.strip()
@@ -124,31 +185,55 @@ class Idempotency:
                 send,
             )
             return
-        application = scope["app"]
-        authenticator: Authenticator = application.state.authenticator
-        try:
-            principal = authenticator.identify(_header(scope, b"authorization"))
-        except AuthenticationRequired:
-            # Nothing to claim for an unknown caller: the route's own dependency answers the 401.
-            await self.app(scope, receive, send)
-            return
         try:
             body = await _read_body(receive)
         except HTTPException as error:
             await self._answer(TooLarge(str(error.detail), field="body"), scope, receive, send)
             return
+        except ClientDisconnected:
+            # Nothing to answer and nothing to run: a retry sends the whole body again.
+            log.info("client disconnected before its body was complete")
+            return
         print_ = fingerprint(scope["method"], scope["path"], scope.get("query_string", b""), body)
-        database: Database = application.state.database
+        database: Database = scope["app"].state.database
         try:
             async with database.transaction() as connection:
-                outcome = await IdempotencyRepository(connection, principal.tenant_id).claim(
-                    key, print_, self.lease_seconds
-                )
+                repository = IdempotencyRepository(connection, principal.tenant_id)
+                outcome: ClaimOutcome | None = await repository.claim(key, print_, self.lease_seconds, principal.role)
+                if (
+                    isinstance(outcome, Claimed)
+                    and await repository.live_keys(self.max_keys_per_tenant + 1) > self.max_keys_per_tenant
+                ):
+                    await repository.release(key, outcome.claim)
+                    outcome = None
         except self.UNAVAILABLE:
             log.warning("idempotency store unavailable")
             await self._answer(ServiceUnavailable("The database is unavailable; retry shortly."), scope, receive, send)
             return
         match outcome:
+            case None:
+                await self._answer(
+                    IdempotencyKeysExhausted(
+                        f"Idempotency-Key: this tenant holds {self.max_keys_per_tenant} live keys; "
+                        f"they expire {self.ttl_seconds} s after their request",
+                        field="Idempotency-Key",
+                    ),
+                    scope,
+                    receive,
+                    send,
+                    retry_after=True,
+                )
+            case Replay(role=role) if not principal.may_act_as(_kept_role(role)):
+                await self._answer(
+                    Forbidden(
+                        f"Idempotency-Key: the request with this key was made by a {_kept_role(role)} key; "
+                        f"a {principal.role} key cannot replay its response",
+                        field="Idempotency-Key",
+                    ),
+                    scope,
+                    receive,
+                    send,
+                )
             case Replay(response=kept):
                 await _send_kept(kept, send)
             case Mismatch():
@@ -216,7 +301,7 @@ class Idempotency:
                 body=b"".join(chunks),
             )
             await self._stop(renewal)
-            await self._settle(database, tenant_id, key, claim, response)
+            await self._settle(database, tenant_id, key, claim, self._bounded(response, scope))
             await send(start)
             await send({"type": "http.response.body", "body": response.body, "more_body": False})
 
@@ -231,6 +316,29 @@ class Idempotency:
         finally:
             await self._stop(renewal)
         await self._maybe_purge(database)
+
+    def _writes_nothing(self, scope: Scope) -> bool:
+        if self._writing_nothing is None:
+            # Read from the API document once: the routes declare it, and the document is built from them.
+            self._writing_nothing = paths_writing_nothing(scope["app"].openapi())
+        return any(pattern.match(scope["path"]) for pattern in self._writing_nothing)
+
+    def _bounded(self, response: KeptResponse, scope: Scope) -> KeptResponse:
+        """The response itself, or, past the size limit, the 409 its retries get instead."""
+        if len(response.body) <= self.max_response_bytes:
+            return response
+        instead = _rendered(
+            IdempotentResponseNotKept(
+                f"Idempotency-Key: the request with this key ran and answered {response.status}; its response "
+                f"({len(response.body)} bytes) was larger than the {self.max_response_bytes} bytes kept, so it is "
+                "not replayed. Read the resource instead.",
+                field="Idempotency-Key",
+                originalStatus=response.status,
+            ),
+            scope,
+        )
+        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in instead.raw_headers]
+        return KeptResponse(status=instead.status_code, headers=headers, body=bytes(instead.body))
 
     async def _renew(self, database: Database, tenant_id: str, key: str, claim: str) -> None:
         """Keeps the claim alive for as long as the request runs, so a slow request is never run twice."""
@@ -283,11 +391,21 @@ class Idempotency:
     async def _answer(
         self, error: ProjectorError, scope: Scope, receive: Receive, send: Send, *, retry_after: bool = False
     ) -> None:
-        response = problem(error, Request(scope))
-        response.headers["Cache-Control"] = "no-store"
+        response = _rendered(error, scope)
         if retry_after:
             response.headers["Retry-After"] = "1"
         await response(scope, receive, send)
+
+
+def _rendered(error: ProjectorError, scope: Scope) -> ProblemResponse:
+    response = problem(error, Request(scope))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _kept_role(role: str | None) -> AccessRole:
+    """Rows kept before roles were recorded replay only to a runtime key."""
+    return role if role in ROLE_RANK else "runtime"
 
 
 async def _read_body(receive: Receive) -> bytes:
@@ -295,7 +413,7 @@ async def _read_body(receive: Receive) -> bytes:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            break
+            raise ClientDisconnected
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             break

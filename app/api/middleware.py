@@ -1,8 +1,10 @@
 """Pure ASGI middleware (no ``BaseHTTPMiddleware``: it buffers bodies and breaks streaming).
 
 ``RequestLogging`` gives every request an id (``X-Request-ID``, taken from the caller when it sends one),
-logs one line per request and records metrics. ``BodyLimit`` answers 413 problem+json once a body grows past
-the limit, counting the bytes actually received rather than trusting ``Content-Length``.
+logs one line per request and records metrics. ``HeaderLimit`` answers 431 problem+json to a request whose
+headers are too many or too large in total, before anything else reads them. ``BodyLimit`` answers 413
+problem+json once a body grows past the limit, counting the bytes actually received rather than trusting
+``Content-Length``.
 """
 
 import logging
@@ -12,9 +14,11 @@ import uuid
 
 import orjson
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import PROBLEM_BASE
+from app.api.problems import problem
+from app.errors import PROBLEM_BASE, RequestHeadersTooLarge
 from app.observability import LATENCY, REQUESTS, request_id
 
 log = logging.getLogger("projector.access")
@@ -59,6 +63,27 @@ class RequestLogging:
                 },
             )
             request_id.reset(token)
+
+
+class HeaderLimit:
+    def __init__(self, app: ASGIApp, *, max_bytes: int, max_count: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.max_count = max_count
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = scope["headers"]
+            size = sum(len(name) + len(value) for name, value in headers)
+            refusal = None
+            if len(headers) > self.max_count:
+                refusal = f"headers: {len(headers)} headers; the limit is {self.max_count}"
+            elif size > self.max_bytes:
+                refusal = f"headers: {size} bytes of headers; the limit is {self.max_bytes}"
+            if refusal is not None:
+                await problem(RequestHeadersTooLarge(refusal, field="headers"), Request(scope))(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class BodyLimit:

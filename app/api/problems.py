@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
+from starlette.routing import compile_path
 
 from app.api.responses import ProblemResponse
 from app.errors import PROBLEM_BASE, InvalidInput, ProjectorError, ServiceUnavailable
@@ -106,6 +107,15 @@ def database_problem(sqlstate: str | None, *, connection_lost: bool) -> Projecto
     return ProjectorError("An unexpected database error occurred.")
 
 
+def allowed_methods(request: Request) -> dict[str, str]:
+    """``Allow`` with every method of the path, read from the API document (the router names only the first
+    route that matched the path, so ``PUT /sessions/s1`` would say ``GET`` without ``DELETE``)."""
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        if compile_path(template)[0].match(request.url.path):
+            return {"Allow": ", ".join(sorted(method.upper() for method in operations))}
+    return {}
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(ProjectorError)
     async def on_projector_error(request: Request, exc: ProjectorError) -> ProblemResponse:
@@ -116,10 +126,13 @@ def install_problem_handlers(app: FastAPI) -> None:
         errors = validation_errors(exc)
         first = errors[0] if errors else {"field": "body", "message": "invalid"}
         detail = f"{first['field']}: {first['message']}"
-        return problem(InvalidInput(detail, errors=errors), request)
+        return problem(InvalidInput(detail, field=first["field"], errors=errors), request)
 
     @app.exception_handler(HTTPException)
     async def on_http_error(request: Request, exc: HTTPException) -> ProblemResponse:
+        headers = exc.headers
+        if exc.status_code == 405:
+            headers = {**(headers or {}), **allowed_methods(request)}
         body = {
             "type": PROBLEM_BASE + HTTP_SLUGS.get(exc.status_code, "http-error"),
             "title": HTTPStatus(exc.status_code).phrase,
@@ -127,7 +140,7 @@ def install_problem_handlers(app: FastAPI) -> None:
             "detail": str(exc.detail),
             "instance": request.url.path,
         }
-        return ProblemResponse(body, status_code=exc.status_code, headers=exc.headers)
+        return ProblemResponse(body, status_code=exc.status_code, headers=headers)
 
     @app.exception_handler(DBAPIError)
     async def on_database_error(request: Request, exc: DBAPIError) -> ProblemResponse:

@@ -1,23 +1,48 @@
 """Request and response bodies of the sessions, messages and runs endpoints."""
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Path
-from pydantic import AwareDatetime, ConfigDict, Field, JsonValue
+from pydantic import AwareDatetime, BeforeValidator, ConfigDict, Field, JsonValue
 
-from app.api.parts import AssistantPart, SystemPart, ToolPart, UserPart
 from app.api.wire import WireModel
 from app.engine.kinds import Role
+from app.engine.parts import AssistantPart, SystemPart, TextLength, ToolPart, UserPart
 from app.projections.types import ProjectionContext, View
 
-PRINTABLE = r"^[^\x00-\x1f\x7f]+$"
-"""Ids are opaque, but travel in URLs, headers and logs: control characters are refused."""
+ADDRESSABLE = (
+    r"^(?:[^\x00-\x1f\x7f/.][^\x00-\x1f\x7f/]*|\.[^\x00-\x1f\x7f/.][^\x00-\x1f\x7f/]*|\.\.[^\x00-\x1f\x7f/]+)$"
+)
+"""Ids are opaque, but travel in URL paths, headers and logs: control characters are refused, and so is what
+a URL path cannot address: ``/`` anywhere (``%2F`` is decoded before routing) and ``.`` or ``..`` as the
+whole id (clients resolve them as dot segments). Written without look-ahead, which the validator lacks."""
 ClientId = Annotated[
-    str, Field(min_length=1, max_length=128, pattern=PRINTABLE, description="Opaque, unique per session.")
+    str,
+    Field(
+        min_length=1,
+        max_length=128,
+        pattern=ADDRESSABLE,
+        description="Opaque, unique per session; no control characters, no '/', not '.' or '..'.",
+    ),
 ]
-PathId = Annotated[str, Path(min_length=1, max_length=128, pattern=PRINTABLE)]
+PathId = Annotated[str, Path(min_length=1, max_length=128, pattern=ADDRESSABLE)]
+INT32_MAX = 2**31 - 1
+"""Bound of every count in a request: tokens and characters fit in 32 bits, and so do the providers' fields
+(Gemini's maxOutputTokens is an int32)."""
+Provider = Literal["openai", "openai-responses", "anthropic", "gemini", "ai-sdk"]
 Metadata = dict[str, JsonValue]
+
+
+def _date_time_text(value: object) -> object:
+    """A query's time is RFC 3339 text: pydantic would also read a bare number as Unix time."""
+    if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}", value):
+        raise ValueError("an RFC 3339 date-time, such as 2026-12-01T09:00:00Z")
+    return value
+
+
+QueryTime = Annotated[AwareDatetime, BeforeValidator(_date_time_text)]
 
 
 class _MessageIn(WireModel):
@@ -47,7 +72,8 @@ class ToolMessageIn(_MessageIn):
     content: Annotated[list[ToolPart], Field(min_length=1)]
 
 
-MessageIn = Annotated[SystemMessageIn | UserMessageIn | AssistantMessageIn | ToolMessageIn, Field(discriminator="role")]
+MessageInBody = SystemMessageIn | UserMessageIn | AssistantMessageIn | ToolMessageIn
+MessageIn = Annotated[MessageInBody, Field(discriminator="role")]
 
 
 class AppendMessagesRequest(WireModel):
@@ -133,10 +159,10 @@ class CreateSessionRequest(WireModel):
     )
 
     id: ClientId | None = None
-    title: str | None = Field(default=None, max_length=1000)
+    title: Annotated[str, TextLength(0, 1000)] | None = None
     metadata: Metadata = Field(default_factory=dict)
-    model: str | None = Field(default=None, max_length=256, description="provider/modelId")
-    context_window_tokens: int | None = Field(default=None, gt=0, le=2**31 - 1)
+    model: Annotated[str, TextLength(0, 256)] | None = Field(default=None, description="provider/modelId")
+    context_window_tokens: int | None = Field(default=None, gt=0, le=INT32_MAX)
 
 
 class SessionOut(WireModel):
@@ -199,7 +225,7 @@ class ProjectionOptions(WireModel):
     include_reasoning: bool = True
     reasoning_fallback: Literal["drop", "text"] = "drop"
     include_tool_results: bool = True
-    tool_result_soft_limit_chars: int = Field(default=50_000, ge=1)
+    tool_result_soft_limit_chars: int = Field(default=50_000, ge=1, le=INT32_MAX)
     apply_compact_boundary: bool = True
     inject_runtime_reminder: bool = True
     readable_media: str | None = Field(
@@ -234,7 +260,9 @@ class ProjectionQuery(ProjectionOptions):
 
     view: View
     format: Literal["json", "markdown"] = Field(default="json", description="Export: JSON or one Markdown document.")
-    limit: int | None = Field(default=None, ge=1, description="Paged views (transcript, debug, export).")
+    limit: int | None = Field(
+        default=None, ge=1, description="Paged views (transcript, debug, export); at most PROJECTOR_MAX_PAGE_SIZE."
+    )
     after: str | None = None
     before: str | None = None
     order: Literal["asc", "desc"] = "asc"
@@ -267,7 +295,7 @@ class ChatRequestBody(WireModel):
 
     session_id: ClientId
     run_id: ClientId | None = Field(default=None, description="Supplies the run's model, system and tools.")
-    provider: str = Field(description="openai, openai-responses, anthropic, gemini or ai-sdk.")
+    provider: Provider = Field(description="The payload's target: Chat Completions, Responses, Messages, ...")
     model: str | None = Field(default=None, description="The provider's model id; from the run when omitted.")
     system: str | None = None
     tools: list[dict[str, JsonValue]] | None = Field(
@@ -275,7 +303,7 @@ class ChatRequestBody(WireModel):
     )
     projection: ProjectionOptions = Field(default_factory=ProjectionOptions)
     mutations: list[dict[str, JsonValue]] = Field(default_factory=list)
-    max_output_tokens: int | None = Field(default=None, gt=0)
+    max_output_tokens: int | None = Field(default=None, gt=0, le=INT32_MAX)
 
 
 class ChatResponseBody(WireModel):
@@ -307,7 +335,7 @@ class ProjectionOut(WireModel):
 class ContextQuery(ProjectionOptions):
     """The model (``model``/``provider``, else the session's) and the request whose context is counted."""
 
-    max_output_tokens: int | None = Field(default=None, gt=0, description="Room the answer needs.")
+    max_output_tokens: int | None = Field(default=None, gt=0, le=INT32_MAX, description="Room the answer needs.")
 
 
 class CompactionRequest(WireModel):
@@ -325,7 +353,78 @@ class CompactionRequest(WireModel):
 class PruneRequest(WireModel):
     dry_run: bool = Field(default=False, description="Report what would be pruned, mark nothing.")
     projection: ProjectionOptions = Field(default_factory=ProjectionOptions)
-    protect_user_turns: int | None = Field(default=None, ge=0)
-    protect_tool_tokens: int | None = Field(default=None, ge=0)
-    minimum_savings_tokens: int | None = Field(default=None, ge=0)
+    protect_user_turns: int | None = Field(default=None, ge=0, le=INT32_MAX)
+    protect_tool_tokens: int | None = Field(default=None, ge=0, le=INT32_MAX)
+    minimum_savings_tokens: int | None = Field(default=None, ge=0, le=INT32_MAX)
     protected_tools: list[str] | None = None
+
+
+ImportFormat = Literal["claude-code", "opencode", "pi", "openai-chat", "anthropic-messages", "ai-sdk"]
+
+
+class ImportQuery(WireModel):
+    format: ImportFormat = Field(description="What wrote the file.")
+    strict: bool = Field(
+        default=False,
+        description="A line that is not JSON or not a known record, or a message the append checks "
+        "refuse, is a 422 and nothing is stored (by default it is skipped and reported).",
+    )
+    live: bool = Field(
+        default=False,
+        description="The file is still being written: store only the messages no later line can change.",
+    )
+    session_id: ClientId | None = Field(default=None, description="Import into this session, whatever the file says.")
+
+
+class RefusedMessageOut(WireModel):
+    message_id: str
+    field: str
+    reason: str
+
+
+class SessionImportOut(WireModel):
+    id: str
+    created: bool
+    stored: int
+    stored_ids: list[str]
+    already_stored: int
+    changed: list[str] = Field(description="Ids stored before with other content; the stored message is kept.")
+    refused: list[RefusedMessageOut]
+    pending: int = Field(description="With live: messages left for the next import, as a later line may change them.")
+
+
+class LineOut(WireModel):
+    line: int
+    reason: str
+
+
+class BranchOut(WireModel):
+    first_line: int
+    lines: int
+    message_ids: list[str]
+
+
+class ImportRepairOut(WireModel):
+    line: int
+    message_id: str
+    detail: str
+
+
+class ToolCallRefOut(WireModel):
+    tool_call_id: str
+    message_id: str
+
+
+class ImportReportOut(WireModel):
+    format: str
+    skipped: list[LineOut]
+    invalid: list[LineOut]
+    branches: list[BranchOut]
+    repairs: list[ImportRepairOut]
+    unanswered_calls: list[ToolCallRefOut]
+    orphan_results: list[ToolCallRefOut]
+
+
+class ImportOut(WireModel):
+    sessions: list[SessionImportOut]
+    report: ImportReportOut

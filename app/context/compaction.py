@@ -15,18 +15,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.context.accounting import DEFAULT_CONTEXT, model_tokens, sent_to_model
+from app.context.accounting import DEFAULT_CONTEXT, model_costs
 from app.context.config import TailPolicy
 from app.context.errors import CompactionRefused
-from app.context.history_window import history_window
 from app.engine.kinds import Kind, Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import Content
 from app.engine.tokens import estimate_tokens
 from app.projections.compact import project_compact
+from app.projections.live_history import Compaction, live_history
 from app.projections.plain_text import plain_text
 from app.projections.types import ProjectedMessage, ProjectionContext
-from app.projections.window import Compaction
 
 BOUNDARY_TEXT = "Conversation compacted"
 Trigger = Literal["manual", "auto"]
@@ -84,7 +83,7 @@ def select_compaction(
     through_message_id: str | None = None,
     ctx: ProjectionContext = DEFAULT_CONTEXT,
 ) -> CompactionSelection:
-    """Split the current model window into the part to summarise and the kept tail.
+    """Split the live history into the part to summarise and the kept tail.
 
     With ``through_message_id`` (a caller who wrote its own summary says what it covers) the cut is exactly
     there, and refused if it would split a tool call from its result: moving it would make the summary claim
@@ -92,18 +91,19 @@ def select_compaction(
     every call with its result, preferring to keep more. Token costs are what the model view sends under
     ``ctx``; ``window_tokens`` caps the tail at ``policy.max_window_fraction`` of the window.
     """
-    window = history_window(messages)
-    previous = window.compaction
-    body = [m for m in window.messages if previous is None or m is not previous.summary]
+    live = live_history(messages)
+    previous = live.compaction
+    body = [m for m in live.messages if previous is None or m is not previous.summary]
     if not body:
         raise CompactionRefused("nothing_to_compact", "there are no messages after the last compaction")
     splits = _splitting_cuts(body)
-    tokens = [model_tokens(m, ctx) if sent_to_model(m, ctx) else 0 for m in body]
+    costs = model_costs(messages, ctx)
+    tokens = [costs.get(m.id, 0) for m in body]
     if through_message_id is not None:
         cut = _explicit_cut(body, splits, through_message_id)
     else:
         cut = _policy_cut(body, splits, tokens, _tail_budget(policy, window_tokens), policy.max_user_turns)
-    summary_tokens = model_tokens(previous.summary, ctx) if previous else 0
+    summary_tokens = costs.get(previous.summary.id, 0) if previous else 0
     return CompactionSelection(
         previous=previous,
         previous_summary=plain_text(previous.summary.content).strip() if previous else None,
@@ -171,28 +171,6 @@ def build_compaction(
         metadata={"runtimeKind": Kind.COMPACT_SUMMARY.value, "summaryForBoundaryId": boundary_id},
     )
     return CompactionPlan(boundary, summary_message, selection, summary_tokens + selection.kept_tokens)
-
-
-def plan_compaction(
-    messages: Sequence[EngineMessage],
-    summary: str,
-    *,
-    boundary_id: str,
-    summary_id: str,
-    policy: TailPolicy,
-    window_tokens: int | None = None,
-    through_message_id: str | None = None,
-    trigger: Trigger = "manual",
-    ctx: ProjectionContext = DEFAULT_CONTEXT,
-) -> CompactionPlan:
-    """Select and build in one step, for a summary the caller already has."""
-    if not summary.strip():
-        # Refuse before selecting, so an empty summary is reported as such even on a short history.
-        raise CompactionRefused("empty_summary", "the summary is empty")
-    selection = select_compaction(
-        messages, policy=policy, window_tokens=window_tokens, through_message_id=through_message_id, ctx=ctx
-    )
-    return build_compaction(selection, summary, boundary_id=boundary_id, summary_id=summary_id, trigger=trigger)
 
 
 def _tail_budget(policy: TailPolicy, window_tokens: int | None) -> int:

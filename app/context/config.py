@@ -30,7 +30,7 @@ class Timeouts:
 
 @dataclass(frozen=True, slots=True)
 class WindowConfig:
-    """Where the context window of a model comes from (DESIGN section 5: server, then config, then session)."""
+    """Where the context window of a model comes from (a model server, then the configuration, then the session)."""
 
     servers_by_model: Mapping[str, ModelServer] = field(default_factory=dict)
     """Keyed by ``provider/modelId`` or by the bare model id; a model's own server beats its provider's."""

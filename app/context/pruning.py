@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.context.accounting import DEFAULT_CONTEXT, model_tokens, pruned_tokens, sent_to_model
+from app.context.accounting import DEFAULT_CONTEXT, model_costs, pruned_tokens
 from app.context.config import PrunePolicy
-from app.context.history_window import history_window
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
+from app.projections.live_history import live_history
 from app.projections.types import ProjectionContext
 
 
@@ -57,22 +57,23 @@ def compacted_at_patch(now: datetime) -> dict[str, str]:
 def plan_prune(
     messages: Sequence[EngineMessage], policy: PrunePolicy, ctx: ProjectionContext = DEFAULT_CONTEXT
 ) -> PrunePlan:
-    """Choose the tool results to prune in the current model window (after the newest compaction).
+    """Choose the tool results to prune in the live history (after the newest compaction).
 
     Costs are what the model view sends for each result under ``ctx`` (a result over the soft limit is
     already cut there), so the saving reported is the saving the model sees.
     """
-    window = history_window(messages).messages
+    live = live_history(messages).messages
+    costs = model_costs(messages, ctx)
     turns = 0
     seen = 0
     protected = 0
     candidates: list[tuple[str, int]] = []
-    for message in reversed(window):
+    for message in reversed(live):
         if message.kind is Kind.USER_INPUT and message.metadata.get("synthetic") is not True:
             turns += 1
-        if turns < policy.protect_user_turns or not _prunable(message, policy, ctx):
+        cost = costs.get(message.id)
+        if turns < policy.protect_user_turns or cost is None or not _prunable(message, policy):
             continue
-        cost = model_tokens(message, ctx)
         seen += cost
         # The result that crosses the budget is itself a candidate (opencode's rule): the protected output
         # never exceeds the budget.
@@ -95,8 +96,9 @@ def plan_prune(
     return PrunePlan(ids, saving, saving, protected, f"pruned {len(ids)} tool results, {saving} tokens")
 
 
-def _prunable(message: EngineMessage, policy: PrunePolicy, ctx: ProjectionContext) -> bool:
-    if message.kind is not Kind.TOOL_RESULT or not sent_to_model(message, ctx):
+def _prunable(message: EngineMessage, policy: PrunePolicy) -> bool:
+    """A result the view sends (checked by the caller) that is not pruned yet and of no protected tool."""
+    if message.kind is not Kind.TOOL_RESULT:
         return False
     if message.metadata.get("compactedAt"):
         return False

@@ -26,9 +26,6 @@ from app.context.summary_prompt import (
 @dataclass(frozen=True, slots=True)
 class SummaryResult:
     text: str
-    model: str
-    finish_reason: str | None
-    usage: dict[str, Any] | None
 
 
 class Summarizer:
@@ -126,14 +123,7 @@ class Summarizer:
                 "off_template",
                 "the summariser's answer has none of the template's headings; it is likely not a summary",
             )
-        usage = answer.get("usage") if isinstance(answer, dict) else None
-        model = answer.get("model") if isinstance(answer, dict) else None
-        return SummaryResult(
-            text=text,
-            model=model if isinstance(model, str) else self._config.model,
-            finish_reason=finish_reason,
-            usage=usage if isinstance(usage, dict) else None,
-        )
+        return SummaryResult(text)
 
 
 def _text_of(content: Any) -> str:

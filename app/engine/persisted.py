@@ -1,7 +1,7 @@
 """Layer 1 as the core sees it: a stored message, exactly as written.
 
 The store builds these from rows, or hands rows holding these fields in this order straight to
-``promote_rows`` on its window reads; the core never learns where they came from. ``content`` keeps the
+``promote_rows`` on its live-history reads; the core never learns where they came from. ``content`` keeps the
 AI SDK ModelMessage part shapes (camelCase keys) as stored: a string or a list of part dicts.
 """
 
@@ -25,3 +25,6 @@ class PersistedMessage:
     metadata: dict[str, Any] = field(default_factory=dict)
     run_id: str | None = None
     token_estimate: int = 0
+    unusual_text: bool = False
+    """Marked at write time: content or metadata holds a NUL or an unpaired UTF-16 surrogate, which some
+    providers refuse; only such messages are cleaned on their way into a provider payload."""

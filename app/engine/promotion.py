@@ -1,6 +1,6 @@
 """Promotion: a persisted message becomes an ``EngineMessage`` with an explicit ``kind``.
 
-This is the only place that reads ``metadata.runtimeKind`` (DESIGN section 1). The store also calls
+This is the only place that reads ``metadata.runtimeKind``. The store also calls
 ``infer_kind`` at write time to fill its indexed ``kind`` column, so both must agree by construction: they
 share this one function. Never reads the clock, the database or a provider format, and never rewrites
 content: promotion interprets a message, it does not change it.
@@ -34,7 +34,7 @@ ALLOWED_ROLES: dict[Kind, frozenset[Role]] = {
     Kind.CUSTOM: frozenset({"user"}),
     Kind.BRANCH_SUMMARY: _SUMMARY_ROLES,
 }
-"""Which roles may carry each kind (DESIGN section 3); a runtimeKind outside this is ignored."""
+"""Which roles may carry each kind; a runtimeKind claimed on another role is ignored."""
 
 _REQUIRED_PART: dict[Kind, str] = {
     Kind.TOOL_CALL: "tool-call",
@@ -78,28 +78,28 @@ def promote_all(messages: Iterable[PersistedMessage]) -> list[EngineMessage]:
 
 def promote_rows(rows: Iterable[Sequence[Any]]) -> list[EngineMessage]:
     """Rows holding ``PersistedMessage``'s fields in declaration order, each promoted, in order, without a
-    ``PersistedMessage`` built for it: the store's reads hand over a whole window per request (10,000 rows in
+    ``PersistedMessage`` built for it: the store's reads hand over a whole live history per request (10,000 rows in
     bench.overhead), so this is one loop with its lookups hoisted and one object per row."""
     role_kinds = _ROLE_KINDS.get
     from_shape = _kind_from_shape
     engine_message = EngineMessage
     out: list[EngineMessage] = []
     append = out.append
-    for id_, session_id, seq, role, content, created_at, metadata, run_id, token_estimate in rows:
+    for id_, session_id, seq, role, content, created_at, metadata, run_id, token_estimate, unusual in rows:
         if metadata and "runtimeKind" in metadata:
             kind, note = infer_kind(role, content, metadata)
         else:
             kind, note = role_kinds(role) or from_shape(role, content), None
         append(
             engine_message(
-                id_, session_id, seq, role, kind, content, created_at, metadata, run_id, token_estimate, note
+                id_, session_id, seq, role, kind, content, created_at, metadata, run_id, token_estimate, note, unusual
             )
         )
     return out
 
 
 _PERSISTED_FIELDS = attrgetter(
-    "id", "session_id", "seq", "role", "content", "created_at", "metadata", "run_id", "token_estimate"
+    "id", "session_id", "seq", "role", "content", "created_at", "metadata", "run_id", "token_estimate", "unusual_text"
 )
 """A ``PersistedMessage`` as the row ``promote_rows`` takes."""
 
@@ -134,22 +134,13 @@ def _kind_from_shape(role: Role, content: Content) -> Kind:
 def _assistant_kind(content: Content) -> Kind:
     if isinstance(content, str):
         return Kind.ASSISTANT_TEXT
-    # One pass over the parts: promotion runs on every message of every view.
-    if len(content) == 1:
-        # The common single-part message: its type alone decides, without building a set.
-        only = content[0].get("type")
-        if only == "tool-call":
-            return Kind.TOOL_CALL
-        if only == "tool-approval-request":
-            return Kind.TOOL_APPROVAL_REQUEST
-        return Kind.ASSISTANT_REASONING if only == "reasoning" else Kind.ASSISTANT_TEXT
     types = {part.get("type") for part in content}
     if "tool-call" in types:
         return Kind.TOOL_CALL
     if "tool-approval-request" in types:
         return Kind.TOOL_APPROVAL_REQUEST
     # Only reasoning makes a reasoning message: reasoning beside text stays assistant_text, so that hiding
-    # reasoning never hides the answer with it (the OAH pitfall).
+    # reasoning never hides the answer with it.
     if types == {"reasoning"}:
         return Kind.ASSISTANT_REASONING
     return Kind.ASSISTANT_TEXT

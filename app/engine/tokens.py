@@ -10,13 +10,10 @@ corrects it wherever a real count exists. Pure: no tokenizer downloads, no I/O.
 
 from typing import Any
 
-import orjson
-
+from app import lossless_json
 from app.engine.persisted import Content
 
 BYTES_PER_TOKEN = 4
-CHARS_PER_TOKEN = BYTES_PER_TOKEN
-"""Kept for callers that think in characters: for ASCII text a byte is a character."""
 IMAGE_TOKENS = 1_200
 """A flat charge for an image; real costs vary by provider and size (pi and opencode charge about this)."""
 FILE_TOKENS = 2_000
@@ -87,7 +84,7 @@ def _text_tokens(text: str) -> int:
 
 
 def _json_tokens(value: Any) -> int:
-    return _from_bytes(len(orjson.dumps(value, default=str)))
+    return _from_bytes(len(lossless_json.dumps(value)))
 
 
 def _from_bytes(count: int) -> int:

@@ -1,5 +1,5 @@
 """The projection layer: one view of the engine messages.
 
 Each view is a pure function ``(engine messages, ProjectionContext) -> Projection``. Trimming, stubbing and
-compaction windows live here and never in a serializer. Never imports ``store``, ``api`` or ``providers``.
+choosing the live history happen here, never in a serializer. Never imports ``store``, ``api`` or ``providers``.
 """

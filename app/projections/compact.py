@@ -10,13 +10,14 @@ compact; that is the caller's.
 from collections.abc import Sequence
 
 from app.engine.message import EngineMessage
-from app.projections.model import ContextPolicy, build_context
+from app.projections.model import ViewPolicy, build_view
 from app.projections.types import Projection, ProjectionContext, View
 
 COMPACT_TOOL_RESULT_CHARS = 2_000
-"""About what the agents studied keep of each tool output for their summarizers (agents.md, item 43)."""
+"""About what coding agents keep of each tool output for their summarizers: enough to tell what the tool said,
+little enough that a long history fits one summarizer request."""
 
-COMPACT_POLICY = ContextPolicy(
+COMPACT_POLICY = ViewPolicy(
     View.COMPACT,
     media_style="stub",
     native_reasoning=False,
@@ -26,4 +27,4 @@ COMPACT_POLICY = ContextPolicy(
 
 
 def project_compact(messages: Sequence[EngineMessage], ctx: ProjectionContext) -> Projection:
-    return build_context(messages, ctx, COMPACT_POLICY)
+    return build_view(messages, ctx, COMPACT_POLICY)

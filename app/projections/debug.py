@@ -1,7 +1,7 @@
 """The debug view: every message given, all its metadata, and why each one is hidden, cut or stubbed.
 
 Each message appears once with its stored content; the flags and notes say what the model and transcript
-views do with it (computed over the same input, so over a page the window-dependent reasons are those of
+views do with it (computed over the same input, so over a page the reasons that depend on the live history are those of
 that page). The diagnostics are the model view's. Never hides anything itself.
 """
 

@@ -1,4 +1,4 @@
-"""Media the target cannot read becomes explicit text, never a silent drop (DESIGN section 4, rule 4).
+"""Media the target cannot read becomes explicit text, never a silent drop.
 
 What the target reads comes from ``ProjectionContext.readable_media``: ``None`` passes every medium on (the
 provider adapter then applies its own limits), a tuple lists the media types the target reads. Two wordings:
@@ -71,7 +71,8 @@ def readable_content(
             notes.append(f"{media_type_of(part)} attachment replaced by text: the target cannot read it")
         else:
             parts.append(part)
-    return parts, notes
+    # Nothing replaced: the content goes on as the same list (the accounting reads it as not changed).
+    return (parts if notes else content), notes
 
 
 def readable_items(

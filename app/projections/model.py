@@ -1,14 +1,14 @@
-"""The model view: exactly the context a model should see (DESIGN section 4, rules 1-7).
+"""The model view: exactly the context a model should see.
 
-Steps, in order: order the input by seq; choose the compaction window (summary first, boundary never sent);
+Steps, in order: order the input by seq; choose the live history (summary first, boundary never sent);
 apply each kind's rule; drop result parts whose call is not in the view; move whatever sits between a call
 and its results to just after them. Every message given is either in the output (``source_message_ids``) or
 in ``hidden_message_ids``, with its reasons in ``diagnostics.reasons``. Deterministic: the same input gives
 the same output. Never serializes for a provider, never reads storage or the clock, never mutates its input.
-The compact view reuses this pipeline with its own ``ContextPolicy``.
+The compact view reuses this pipeline with its own ``ViewPolicy``.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, assert_never
@@ -24,6 +24,13 @@ from app.projections.framing import (
     reminder_frame,
     summary_frame,
 )
+from app.projections.live_history import (
+    COMPACTION_KINDS,
+    AppliedCompaction,
+    applied_compaction,
+    completes_its_boundary,
+    summary_for,
+)
 from app.projections.media import MediaStyle, readable_content
 from app.projections.pairing import drop_unanswerable_results, keep_results_next_to_calls, needs_pairing_repairs
 from app.projections.plain_text import is_blank, plain_text
@@ -37,16 +44,12 @@ from app.projections.types import (
     ProjectionContext,
     View,
 )
-from app.projections.window import COMPACTION_KINDS, Window, completes_its_boundary, select_window, summary_for
 
 REMINDER_TAGS = frozenset({"reminder", "runtime-reminder", "system-reminder"})
-_TOOL_KINDS = frozenset({Kind.TOOL_RESULT, Kind.TOOL_APPROVAL_RESPONSE})
-ASSISTANT_KINDS = frozenset({Kind.ASSISTANT_TEXT, Kind.ASSISTANT_REASONING, Kind.TOOL_CALL, Kind.TOOL_APPROVAL_REQUEST})
-"""The kinds the assistant rule projects (the accounting counts them the same way)."""
 
 
 @dataclass(frozen=True, slots=True)
-class ContextPolicy:
+class ViewPolicy:
     """How a view built on the model pipeline differs from the model view itself."""
 
     view: View
@@ -56,7 +59,7 @@ class ContextPolicy:
     soft_limit_cap: int | None = None
 
 
-MODEL_POLICY = ContextPolicy(View.MODEL, media_style="explain", native_reasoning=True, inject_reminders=True)
+MODEL_POLICY = ViewPolicy(View.MODEL, media_style="explain", native_reasoning=True, inject_reminders=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +68,7 @@ class Hidden:
 
 
 def project_model(messages: Sequence[EngineMessage], ctx: ProjectionContext) -> Projection:
-    return build_context(messages, ctx, MODEL_POLICY)
+    return build_view(messages, ctx, MODEL_POLICY)
 
 
 def marked_as_reminder(message: EngineMessage) -> bool:
@@ -75,22 +78,22 @@ def marked_as_reminder(message: EngineMessage) -> bool:
     return tagged or message.metadata.get("reminder") is True
 
 
-def build_context(messages: Sequence[EngineMessage], ctx: ProjectionContext, policy: ContextPolicy) -> Projection:
+def build_view(messages: Sequence[EngineMessage], ctx: ProjectionContext, policy: ViewPolicy) -> Projection:
     ordered = _ordered(messages)
     diagnostics = Diagnostics()
-    # Only compaction records can make a window or complete a boundary: a history without them (most
+    # Only compaction records can apply a compaction or complete a boundary: a history without them (most
     # sessions, and every store slice past its summary) skips both scans of the whole list.
     markers = [m for m in ordered if m.kind in COMPACTION_KINDS]
-    window = select_window(ordered) if ctx.apply_compact_boundary and markers else None
+    applied = applied_compaction(ordered) if ctx.apply_compact_boundary and markers else None
     complete = {summary_for(m) for m in markers if completes_its_boundary(m)}
-    rules = _Rules(ctx, policy, window, complete, diagnostics)
+    rules = _Rules(ctx, policy, applied, complete, diagnostics)
     out: list[ProjectedMessage] = []
-    if window is not None:
-        out.append(rules.summary(window))
+    if applied is not None:
+        out.append(rules.summary(applied))
     project = rules.project
     hidden_ids = diagnostics.hidden_message_ids
     reasons = diagnostics.reasons
-    summary_id = window.compaction.summary.id if window is not None else None
+    summary_id = applied.compaction.summary.id if applied is not None else None
     for message in ordered:
         if message.id == summary_id:
             continue
@@ -126,14 +129,14 @@ class _Rules:
     def __init__(
         self,
         ctx: ProjectionContext,
-        policy: ContextPolicy,
-        window: Window | None,
+        policy: ViewPolicy,
+        applied: AppliedCompaction | None,
         complete_boundaries: set[str | None],
         diagnostics: Diagnostics,
     ) -> None:
         self.ctx = ctx
         self.policy = policy
-        self.window = window
+        self.applied = applied
         self.complete_boundaries = complete_boundaries
         self.diagnostics = diagnostics
         limit = ctx.tool_result_soft_limit_chars
@@ -150,8 +153,8 @@ class _Rules:
         self.readable = ctx.readable_media if policy.media_style == "explain" else ()
         self._plain: dict[tuple[str | None, ...], ProjectedMetadata] = {}
 
-    def summary(self, window: Window) -> ProjectedMessage:
-        boundary, summary = window.compaction.boundary, window.compaction.summary
+    def summary(self, applied: AppliedCompaction) -> ProjectedMessage:
+        boundary, summary = applied.compaction.boundary, applied.compaction.summary
         self.diagnostics.applied_compact_boundary_id = boundary.id
         self.diagnostics.injected_notes.append(
             f"compact summary {summary.id} of boundary {boundary.id} sent first as earlier history"
@@ -160,53 +163,46 @@ class _Rules:
         return self._message(summary, "user", text, ["wrapped in <summary> as earlier history"])
 
     def project(self, message: EngineMessage) -> ProjectedMessage | Hidden:
-        window = self.window
-        if window is not None and message.seq < window.tail_start_seq and message.id != window.compaction.boundary.id:
-            return Hidden(f"before the compaction window of boundary {window.compaction.boundary.id}")
+        applied = self.applied
+        if (
+            applied is not None
+            and message.seq < applied.tail_start_seq
+            and message.id != applied.compaction.boundary.id
+        ):
+            return Hidden(f"before the compaction window of boundary {applied.compaction.boundary.id}")
         metadata = message.metadata
         if metadata and metadata.get("eligibleForModelContext") is False and message.kind is not Kind.COMPACT_BOUNDARY:
             return Hidden("eligibleForModelContext is false")
-        # The commonest kinds by set lookup first: each case below reads an enum member (a descriptor
-        # call, about 0.2 us) and a match tries its cases in order. The match stays the exhaustive rule.
-        kind = message.kind
-        if kind in _TOOL_KINDS:
-            return self._tool(message)
-        if kind in ASSISTANT_KINDS:
-            return self._assistant(message)
-        match kind:
-            case Kind.TOOL_RESULT | Kind.TOOL_APPROVAL_RESPONSE:
-                return self._tool(message)
-            case Kind.ASSISTANT_TEXT | Kind.ASSISTANT_REASONING | Kind.TOOL_CALL | Kind.TOOL_APPROVAL_REQUEST:
-                return self._assistant(message)
-            case Kind.USER_INPUT:
-                content, notes = readable_content(message.content, self.readable, self.policy.media_style)
-                return self._finish(message, "user", content, notes)
-            case Kind.SYSTEM_NOTE:
-                return self._finish(message, "system", message.content, [])
-            case Kind.COMPACT_BOUNDARY:
-                return Hidden(self._boundary_reason(message))
-            case Kind.COMPACT_SUMMARY:
-                return Hidden(self._summary_reason(message))
-            case Kind.RUNTIME_REMINDER:
-                return self._reminder(message)
-            case Kind.HANDOFF_SUMMARY:
-                return self._wrapped(message, HANDOFF_PREAMBLE)
-            case Kind.BRANCH_SUMMARY:
-                return self._wrapped(message, BRANCH_PREAMBLE)
-            case Kind.AGENT_SWITCH_NOTE:
-                if not marked_as_reminder(message):
-                    return Hidden("agent switch marker: UI only (not tagged as a reminder)")
-                return self._reminder(message)
-            case Kind.BASH_EXECUTION:
-                return self._bash(message)
-            case Kind.CUSTOM:
-                return self._custom(message)
-            case _:
-                assert_never(message.kind)
+        return _RULE[message.kind](self, message)
+
+    def _user(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        content, notes = readable_content(message.content, self.readable, self.policy.media_style)
+        return self._finish(message, "user", content, notes)
+
+    def _system_note(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        return self._finish(message, "system", message.content, [])
+
+    def _boundary(self, message: EngineMessage) -> Hidden:
+        return Hidden(self._boundary_reason(message))
+
+    def _unused_summary(self, message: EngineMessage) -> Hidden:
+        """Every summary but the applied one, which ``summary`` sends first."""
+        return Hidden(self._summary_reason(message))
+
+    def _handoff(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        return self._wrapped(message, HANDOFF_PREAMBLE)
+
+    def _branch(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        return self._wrapped(message, BRANCH_PREAMBLE)
+
+    def _agent_switch(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+        if not marked_as_reminder(message):
+            return Hidden("agent switch marker: UI only (not tagged as a reminder)")
+        return self._reminder(message)
 
     def _boundary_reason(self, message: EngineMessage) -> str:
-        if self.window is not None and message.id == self.window.compaction.boundary.id:
-            return f"compaction boundary: never sent; its summary {self.window.compaction.summary.id} is sent first"
+        if self.applied is not None and message.id == self.applied.compaction.boundary.id:
+            return f"compaction boundary: never sent; its summary {self.applied.compaction.summary.id} is sent first"
         if not self.ctx.apply_compact_boundary:
             return "compaction boundary: never sent (applyCompactBoundary off)"
         if message.id not in self.complete_boundaries:
@@ -218,8 +214,8 @@ class _Rules:
             return "compact summary not sent: applyCompactBoundary off, the full history is sent instead"
         if is_blank(plain_text(message.content)):
             return "empty compact summary: its compaction is incomplete"
-        if self.window is not None:
-            return f"compact summary not used: the applied compaction is {self.window.compaction.boundary.id}"
+        if self.applied is not None:
+            return f"compact summary not used: the applied compaction is {self.applied.compaction.boundary.id}"
         return "compact summary not used: its boundary is not in this history"
 
     def _assistant(self, message: EngineMessage) -> ProjectedMessage | Hidden:
@@ -230,9 +226,9 @@ class _Rules:
             # No reasoning, no provider options, no blank text: no rule changes these parts, so the
             # stored list is passed on as it is (nothing downstream edits a projected message in place).
             return self._message(message, "assistant", content, [])
-        parts, notes = reasoning_for_model(content, message.metadata, self.reasoning)
+        parts, notes, reasoning = reasoning_for_model(content, message.metadata, self.reasoning)
         parts, stripped = strip_foreign_provider_options(parts, message.metadata, self.reasoning)
-        return self._finish(message, "assistant", parts, [*notes, *stripped])
+        return self._finish(message, "assistant", parts, [*notes, *stripped], reasoning)
 
     def _tool(self, message: EngineMessage) -> ProjectedMessage | Hidden:
         content = message.content
@@ -298,19 +294,27 @@ class _Rules:
         return self._finish(message, "user", content, notes)
 
     def _finish(
-        self, message: EngineMessage, role: Role, content: Content, notes: list[str]
+        self,
+        message: EngineMessage,
+        role: Role,
+        content: Content,
+        notes: list[str],
+        reasoning: tuple[dict[str, Any], ...] = (),
     ) -> ProjectedMessage | Hidden:
-        """Blank text is never sent: a blank message is hidden, blank text parts are removed."""
+        """Blank text is never sent: a blank message is hidden, blank text parts are removed. Content with
+        nothing to remove goes on as the same list, so the accounting sees that it was not changed."""
         if isinstance(content, str):
             if is_blank(content):
                 return Hidden("empty: no text to send")
             return self._message(message, role, content, notes)
         kept = [p for p in content if not (p.get("type") == "text" and is_blank(str(p.get("text", ""))))]
-        if len(kept) < len(content):
+        if len(kept) == len(content):
+            kept = content
+        else:
             notes = [*notes, f"{len(content) - len(kept)} empty text part(s) removed"]
         if not kept:
             return Hidden("empty: nothing left to send" + (f" ({'; '.join(notes)})" if notes else ""))
-        return self._message(message, role, kept, notes)
+        return self._message(message, role, kept, notes, reasoning=reasoning)
 
     def _message(
         self,
@@ -321,6 +325,7 @@ class _Rules:
         *,
         truncated: bool = False,
         compacted: bool = False,
+        reasoning: tuple[dict[str, Any], ...] = (),
     ) -> ProjectedMessage:
         if notes:
             self.diagnostics.reasons.setdefault(message.id, []).extend(notes)
@@ -338,7 +343,47 @@ class _Rules:
                 if key is not None:
                     self._plain[key] = shared
             metadata = shared
-        return ProjectedMessage(self.policy.view, role, message.kind, (message.id,), content, metadata)
+        return ProjectedMessage(
+            self.policy.view, role, message.kind, (message.id,), content, metadata, reasoning, message.unusual_text
+        )
+
+
+Rule = Callable[[_Rules, EngineMessage], ProjectedMessage | Hidden]
+
+
+def _rule(kind: Kind) -> Rule:
+    """Each kind's rule: one exhaustive match, read once into ``_RULE`` so that projecting a message is one
+    table lookup (a match tries its cases in order, reading an enum member for each)."""
+    match kind:
+        case Kind.TOOL_RESULT | Kind.TOOL_APPROVAL_RESPONSE:
+            return _Rules._tool
+        case Kind.ASSISTANT_TEXT | Kind.ASSISTANT_REASONING | Kind.TOOL_CALL | Kind.TOOL_APPROVAL_REQUEST:
+            return _Rules._assistant
+        case Kind.USER_INPUT:
+            return _Rules._user
+        case Kind.SYSTEM_NOTE:
+            return _Rules._system_note
+        case Kind.COMPACT_BOUNDARY:
+            return _Rules._boundary
+        case Kind.COMPACT_SUMMARY:
+            return _Rules._unused_summary
+        case Kind.RUNTIME_REMINDER:
+            return _Rules._reminder
+        case Kind.HANDOFF_SUMMARY:
+            return _Rules._handoff
+        case Kind.BRANCH_SUMMARY:
+            return _Rules._branch
+        case Kind.AGENT_SWITCH_NOTE:
+            return _Rules._agent_switch
+        case Kind.BASH_EXECUTION:
+            return _Rules._bash
+        case Kind.CUSTOM:
+            return _Rules._custom
+        case _:
+            assert_never(kind)
+
+
+_RULE: dict[Kind, Rule] = {kind: _rule(kind) for kind in Kind}
 
 
 _EXTRA_KEYS = ("provider", "model", "finishReason")

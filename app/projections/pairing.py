@@ -1,7 +1,7 @@
-"""Keeping tool calls and their results together in a view (agents.md checklist 5, 15-17).
+"""Keeping tool calls and their results together in a view.
 
 Two passes over projected messages. ``drop_unanswerable_results`` removes result parts whose call is not
-earlier in the view (cut off by the compaction window, dropped with its assistant message, or never made):
+earlier in the view (cut off where the live history starts, dropped with its assistant message, or never made):
 a result without its call is a 400 at every provider. ``keep_results_next_to_calls`` moves anything that sits
 between a call and its results (a reminder, a bash run, a queued user message) to just after those results,
 so no view ever separates them. Both report every change; neither invents a result (a call left without one

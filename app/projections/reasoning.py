@@ -1,4 +1,4 @@
-"""Which reasoning goes to the model natively, which becomes text and which is dropped (DESIGN 4, rule 7).
+"""Which reasoning goes to the model natively, which becomes text and which is dropped.
 
 The same test decides whether provider metadata on other parts (item ids, thought signatures) may stay.
 
@@ -38,24 +38,28 @@ class ReasoningPolicy:
 
 def reasoning_for_model(
     parts: list[dict[str, Any]], metadata: dict[str, Any], policy: ReasoningPolicy
-) -> tuple[list[dict[str, Any]], list[str]]:
-    if not any(part.get("type") == "reasoning" for part in parts):
-        return parts, []
+) -> tuple[list[dict[str, Any]], list[str], tuple[dict[str, Any], ...]]:
+    """The parts the model gets, why they differ from ``parts``, and which of them carry the reasoning."""
+    reasoning = tuple(part for part in parts if part.get("type") == "reasoning")
+    if not reasoning:
+        return parts, [], ()
     why_not = _why_not_native(metadata, policy)
     if why_not is None:
-        return parts, []
+        return parts, [], reasoning
     if not policy.include:
-        return [p for p in parts if p.get("type") != "reasoning"], ["reasoning excluded (includeReasoning off)"]
+        return [p for p in parts if p.get("type") != "reasoning"], ["reasoning excluded (includeReasoning off)"], ()
     if policy.fallback == "drop":
-        return [p for p in parts if p.get("type") != "reasoning"], [f"reasoning dropped: {why_not}"]
+        return [p for p in parts if p.get("type") != "reasoning"], [f"reasoning dropped: {why_not}"], ()
     out: list[dict[str, Any]] = []
+    as_text: list[dict[str, Any]] = []
     for part in parts:
         if part.get("type") != "reasoning":
             out.append(part)
         elif isinstance(part.get("text"), str) and part["text"].strip():
             # Plain text without tags: tagged foreign reasoning teaches the new model to imitate the tags.
-            out.append({"type": "text", "text": part["text"]})
-    return out, [f"reasoning turned into text: {why_not}"]
+            as_text.append({"type": "text", "text": part["text"]})
+            out.append(as_text[-1])
+    return out, [f"reasoning turned into text: {why_not}"], tuple(as_text)
 
 
 def strip_foreign_provider_options(
@@ -71,7 +75,9 @@ def strip_foreign_provider_options(
     if why_not is None:
         return parts, []
     out = [
-        {k: v for k, v in part.items() if k != "providerOptions"} if part.get("type") != "reasoning" else part
+        {k: v for k, v in part.items() if k != "providerOptions"}
+        if "providerOptions" in part and part.get("type") != "reasoning"
+        else part
         for part in parts
     ]
     return out, [f"provider metadata removed from parts: {why_not}"]

@@ -1,49 +1,103 @@
 """Masking secrets in exported text, tool inputs and tool outputs.
 
-Patterns for the credentials people actually paste into agent sessions (OpenAI, Anthropic, Google, GitHub,
-AWS, Slack, Stripe keys; JWTs; bearer tokens; PEM private keys; passwords in URLs and in ``key=value``
-assignments; e-mail addresses), plus values under keys that name a secret (``password``, ``apiKey``,
+Shapes of the credentials people paste into agent sessions, as the maintained secret scanners (gitleaks'
+default rules, detect-secrets' plugins) describe them: provider keys (OpenAI, Anthropic, Google, GitHub,
+GitLab, AWS access and secret keys, Slack, Stripe, npm, PyPI, Hugging Face, SendGrid, Twilio, Azure storage
+connection strings), JWTs, bearer tokens, PEM private keys, passwords in URLs and in ``key=value``
+assignments, e-mail addresses; plus values under keys that name a secret (``password``, ``apiKey``,
 ``authorization``, ...). A match becomes ``[REDACTED:<what>]`` so a reader knows something was there.
 Structure is never masked: ids, tool names, part types and media bytes pass through, so an export stays a
 valid history. Pure: no I/O, no state.
+
+The rules run on RE2, whose matching time is linear in the text whatever the pattern: a backtracking engine
+spent quadratic time on texts such as ``"eyJ-" * 100000`` (any reader can store one), and bounding every run
+by hand only lowers the constant. detect-secrets is not used as a library: it scans lines, several of its
+patterns need look-around (which RE2 refuses) or backtrack quadratically, and it misses Hugging Face, bare
+npm tokens and unquoted AWS secret keys. All rules are one alternation, so a text is scanned once.
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import re2  # type: ignore[import-untyped]
 
 from app.engine.persisted import Content
 
-# Every open-ended run is bounded where a pattern can start at many places (e-mail, URL): unbounded, a long
-# run of dotted words costs quadratic time, and tool outputs are long.
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SPLIT = re.compile("([\ud800-\udfff])")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A secret's shape. With a ``(?P<secret>...)`` group only that part is masked (the key name, the URL
+    around a password, the ``Bearer`` scheme stay); without one the whole match is."""
+
+    label: str
+    pattern: str
+
+
+_ASSIGNED = r"""\s*["']?\s*[:=]\s*["']?"""
+"""Between a secret's name and its value: ``=``, ``: ``, ``": "``."""
+
+# Order decides between rules that match at the same place: the more specific first.
+RULES: tuple[Rule, ...] = (
+    Rule(
         "private-key",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)",
-            re.DOTALL,
-        ),
+        r"(?s:-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\z))",
     ),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
-    ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")),
-    (
-        "email",
-        re.compile(r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}\b"),
+    # user:password@host; before the e-mail rule, which would read ``password@host`` as an address.
+    Rule("password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s:/@]{1,256}:(?P<secret>[^\s@/]{1,256})@"),
+    Rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{16,}"),
+    Rule("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    Rule("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    Rule("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    Rule("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    Rule(
+        "gitlab-token",
+        r"\b(?:(?:glpat|gldt|glft|glsoat|glrt|glcbt|glimt|glptt|glagent|gloas)-[A-Za-z0-9_-]{20,}"
+        r"|GR1348941[A-Za-z0-9_-]{20,})",
     ),
+    Rule("aws-access-key", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    Rule(
+        "aws-secret-key",
+        r"(?i:\b(?:aws_?)?secret_?access_?key)" + _ASSIGNED + r"(?P<secret>[A-Za-z0-9/+=]{40})\b",
+    ),
+    Rule("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    Rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    Rule("pypi-token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
+    Rule("huggingface-token", r"\bhf_[A-Za-z0-9]{34,}\b"),
+    Rule("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
+    Rule("twilio-key", r"\bSK[0-9a-fA-F]{32}\b"),
+    Rule("azure-storage-key", r"\b(?:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"),
+    Rule("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),
+    Rule("bearer-token", r"(?i:\bbearer\s+)(?P<secret>[A-Za-z0-9._~+/=-]{8,})"),
+    Rule(
+        "secret",
+        r"(?i:\b(?:[a-z0-9_]*_)?(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|"
+        r"client[_-]?secret|private[_-]?key)\b)" + _ASSIGNED + r"(?P<secret>[^\s\"',;]{4,})",
+    ),
+    Rule("email", r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}\b"),
 )
 
-_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
-_URL_PASSWORD = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s:/@]{1,256}:)[^\s@/]{1,256}(@)")
-_ASSIGNMENT = re.compile(
-    r"(?i)\b((?:[a-z0-9_]*_)?(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|"
-    r"client[_-]?secret|private[_-]?key)\b\s*[:=]\s*[\"']?)([^\s\"',;]{4,})"
+
+def _combined(rules: Sequence[Rule]) -> Any:
+    """One RE2 alternation; rule ``i`` is group ``r{i}`` and its secret part, if any, ``s{i}``."""
+    alternatives = [
+        f"(?P<r{index}>{rule.pattern.replace('(?P<secret>', f'(?P<s{index}>')})" for index, rule in enumerate(rules)
+    ]
+    options = re2.Options()
+    options.max_mem = 64 << 20
+    return re2.compile("|".join(alternatives), options)
+
+
+_SECRETS = _combined(RULES)
+_RULE_GROUPS: tuple[tuple[int, int | None], ...] = tuple(
+    (_SECRETS.groupindex[f"r{index}"], _SECRETS.groupindex.get(f"s{index}")) for index in range(len(RULES))
 )
+"""Group numbers of each rule and of its secret part (this RE2 binding takes numbers, not names)."""
 
 SECRET_KEYS = frozenset(
     {
@@ -61,6 +115,9 @@ SECRET_KEYS = frozenset(
         "client_secret",
         "privatekey",
         "private_key",
+        "secretaccesskey",
+        "secret_access_key",
+        "aws_secret_access_key",
         "token",
     }
 )
@@ -71,14 +128,11 @@ STRUCTURAL_KEYS = frozenset({"type", "toolCallId", "toolName", "approvalId", "me
 
 
 def redact_text(text: str) -> str:
-    # URL passwords first: ``user:pass@host`` would otherwise read as an e-mail address.
-    text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}[REDACTED:password]{m.group(2)}", text)
-    for label, pattern in _PATTERNS:
-        text = pattern.sub(_mask(label), text)
-    text = _BEARER.sub(lambda m: f"{m.group(1)}[REDACTED:bearer-token]", text)
-    return _ASSIGNMENT.sub(
-        lambda m: m.group(0) if "[REDACTED" in m.group(2) else f"{m.group(1)}[REDACTED:secret]", text
-    )
+    if not text.isascii() and _SURROGATE.search(text):
+        # RE2 reads UTF-8, which cannot hold an unpaired surrogate: the pieces between them are redacted
+        # (no secret's shape holds one) and the surrogates kept where they were.
+        return "".join(piece if _SURROGATE.fullmatch(piece) else redact_text(piece) for piece in _SPLIT.split(text))
+    return str(_SECRETS.sub(_mask, text))
 
 
 def redact_value(value: Any) -> Any:
@@ -106,5 +160,21 @@ def _redact_entry(key: str, value: Any) -> Any:
     return redact_value(value)
 
 
-def _mask(label: str) -> Callable[[re.Match[str]], str]:
-    return lambda _match: f"[REDACTED:{label}]"
+def _mask(match: Any) -> str:
+    rule, secret = _matched_rule(match)
+    if secret is None:
+        return f"[REDACTED:{rule.label}]"
+    whole: str = match.group(0)
+    offset = match.start(0)
+    value = whole[match.start(secret) - offset : match.end(secret) - offset]
+    # ``OPENAI_API_KEY=sk-...`` says more as an OpenAI key than as a secret assignment.
+    shape = _SECRETS.fullmatch(value)
+    label = _matched_rule(shape)[0].label if shape is not None else rule.label
+    return whole[: match.start(secret) - offset] + f"[REDACTED:{label}]" + whole[match.end(secret) - offset :]
+
+
+def _matched_rule(match: Any) -> tuple[Rule, int | None]:
+    for rule, (group, secret) in zip(RULES, _RULE_GROUPS, strict=True):
+        if match.start(group) != -1:
+            return rule, secret
+    raise AssertionError("a match always belongs to one rule")

@@ -12,7 +12,7 @@ the SDK's provider decides whether it can replay them.
 from typing import Any
 
 from app.projections.types import Repair
-from app.providers.conversation import Settled, wrap_system_note
+from app.providers.conversation import Settled, unsettled, wrap_system_note
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
 from app.providers.tool_output import read_output
@@ -45,6 +45,8 @@ def to_ai_sdk(
             case "tool":
                 results = [_result(part, ids, repairs) for part in message["content"]]
                 messages.append({"role": "tool", "content": results})
+            case other:
+                unsettled("ai-sdk", f"a {other!r} message")
     payload: dict[str, Any] = {"model": model}
     if settled.system:
         payload["system"] = settled.system
@@ -70,7 +72,7 @@ def _output(output: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
                 Repair("denied-as-error-text", "ai-sdk: execution-denied sent as error-text (v5 has no denied output)")
             )
             return {"type": "error-text", "value": read_output(output).text}
-        case _:
+        case "content":
             read = read_output(output)
             items: list[dict[str, Any]] = []
             for item in read.items:
@@ -84,6 +86,8 @@ def _output(output: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
             if items != output.get("value"):
                 repairs.append(Repair("tool-output-content", "ai-sdk: content items rewritten as text and media"))
             return {"type": "content", "value": items}
+        case other:
+            unsettled("ai-sdk", f"a {other!r} tool output")
 
 
 def _tool(tool: ToolDefinition) -> dict[str, Any]:

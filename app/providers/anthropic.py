@@ -1,6 +1,6 @@
 """The ``anthropic`` target: an Anthropic Messages request body.
 
-Rules applied (reference/providers.md section 3): system text top-level (later notes as wrapped user text);
+Rules applied: system text top-level (later notes as wrapped user text);
 turns alternate, start and end on ``user``; each ``tool_use`` is answered by ``tool_result`` blocks first in
 the very next user turn; ids match ``^[a-zA-Z0-9_-]+$`` (at most 64); ``input`` an object; thinking replayed
 only when Anthropic signed it, first in its turn, never last; no empty text; ``tools`` defined whenever tool
@@ -10,7 +10,7 @@ blocks appear; ``max_tokens`` always set. Never edits a signed block.
 from typing import Any
 
 from app.projections.types import Repair
-from app.providers.conversation import NO_OUTPUT, START, Settled, wrap_system_note
+from app.providers.conversation import NO_OUTPUT, START, Settled, unsettled, wrap_system_note
 from app.providers.media import Media, part_media, unreadable
 from app.providers.tool_definitions import EMPTY_OBJECT_SCHEMA, ToolDefinition
 from app.providers.tool_ids import ToolIdMap, all_kept
@@ -58,6 +58,8 @@ def to_anthropic(
                     )
             case "tool":
                 _add(turns, "user", [_tool_result(part, tool_ids, repairs) for part in message["content"]], repairs)
+            case other:
+                unsettled("anthropic", f"a {other!r} message")
         if pending_media and _next_role(settled.messages, index) != "tool":
             # After the tool results, never before them: tool_result blocks must open the user turn.
             repairs.append(Repair("media-moved", "anthropic: assistant media moved to the next user turn"))
@@ -172,6 +174,8 @@ def _ordered_assistant_blocks(
                 uses.append(
                     {"type": "tool_use", "id": part["toolCallId"], "name": part["toolName"], "input": part["input"]}
                 )
+            case other:
+                unsettled("anthropic", f"an assistant {other!r} part")
     if order_changed:
         repairs.append(Repair("assistant-block-order", "anthropic: thinking first, then text, then tool_use"))
     if thinking and not texts and not uses:
@@ -195,9 +199,13 @@ def _thinking(part: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _user_block(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
-    if part["type"] == "text":
-        return {"type": "text", "text": part["text"]}
-    return _media_block(part_media(part), repairs)
+    match part["type"]:
+        case "text":
+            return {"type": "text", "text": part["text"]}
+        case "image" | "file":
+            return _media_block(part_media(part), repairs)
+        case other:
+            unsettled("anthropic", f"a user {other!r} part")
 
 
 def _media_block(media: Media, repairs: list[Repair]) -> dict[str, Any]:
@@ -218,22 +226,26 @@ def _media_block(media: Media, repairs: list[Repair]) -> dict[str, Any]:
 
 
 def _tool_result(part: dict[str, Any], tool_ids: list[str], repairs: list[Repair]) -> dict[str, Any]:
-    raw = part["output"]
     tool_use_id = part["toolCallId"]
     tool_ids.append(tool_use_id)
-    raw_type = raw.get("type")
-    if raw_type == "text" or raw_type == "error-text":
-        # The common text result, read as read_output would read it (one text item; an empty one is
-        # "(no output)"), without building the general reading.
-        text = str(raw.get("value"))
-        if raw_type == "error-text":
-            texts = [{"type": "text", "text": text}]
-            return {"type": "tool_result", "tool_use_id": tool_use_id, "content": texts, "is_error": True}
-        return {
-            "type": "tool_result",
-            "tool_use_id": tool_use_id,
-            "content": [{"type": "text", "text": text or NO_OUTPUT}],
-        }
+    output = part["output"]
+    return _text_result(tool_use_id, output) or _read_result(tool_use_id, output, repairs)
+
+
+def _text_result(tool_use_id: str, output: dict[str, Any]) -> dict[str, Any] | None:
+    """The common text result, built as ``_read_result`` builds it (one text item; an empty one is "(no
+    output)") without reading the output in general; ``None`` for any other output."""
+    output_type = output.get("type")
+    if output_type == "error-text":
+        texts = [{"type": "text", "text": str(output.get("value"))}]
+        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": texts, "is_error": True}
+    if output_type == "text":
+        texts = [{"type": "text", "text": str(output.get("value")) or NO_OUTPUT}]
+        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": texts}
+    return None
+
+
+def _read_result(tool_use_id: str, raw: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
     output = read_output(raw)
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
     if output.is_error:

@@ -1,12 +1,19 @@
 """``ChatMessage``: the provider-neutral message, in the AI SDK ModelMessage shape (camelCase keys).
 
 These types describe what the serializer hands to the adapters and what the ``ai-sdk`` target emits. They
-must never grow keys the AI SDK does not define: a ChatMessage is sent as it is to the AI SDK.
+must never grow keys the AI SDK does not define: a ChatMessage is sent as it is to the AI SDK. The tables the
+serializer checks parts against at run time are read from the stored part shapes (``app.engine.parts``).
 Content is always a list of parts (the SDK also takes a bare string; one form keeps the adapters simple),
 except a system message, whose content is a string as the SDK requires.
 """
 
 from typing import Any, Literal, NotRequired, TypedDict
+
+from app.engine.parts import AssistantPart as AssistantPartModel
+from app.engine.parts import PartModel, part_models, part_type
+from app.engine.parts import SystemPart as SystemPartModel
+from app.engine.parts import ToolPart as ToolPartModel
+from app.engine.parts import UserPart as UserPartModel
 
 ProviderOptions = dict[str, dict[str, Any]]
 """Per-provider extras, e.g. ``{"anthropic": {"signature": ...}}``; kept exactly as the provider returned them."""
@@ -109,21 +116,36 @@ class ToolChatMessage(TypedDict):
 
 ChatMessage = SystemChatMessage | UserChatMessage | AssistantChatMessage | ToolChatMessage
 
-PART_KEYS: dict[str, frozenset[str]] = {
-    "text": frozenset({"type", "text", "providerOptions"}),
-    "image": frozenset({"type", "image", "mediaType", "providerOptions"}),
-    "file": frozenset({"type", "data", "mediaType", "filename", "providerOptions"}),
-    "reasoning": frozenset({"type", "text", "providerOptions"}),
-    "tool-call": frozenset({"type", "toolCallId", "toolName", "input", "providerOptions"}),
-    "tool-result": frozenset({"type", "toolCallId", "toolName", "output", "providerOptions"}),
-    "tool-approval-request": frozenset({"type", "approvalId", "toolCallId", "providerOptions"}),
-    "tool-approval-response": frozenset({"type", "approvalId", "approved", "reason", "providerOptions"}),
+_CARRIED_BY_ROLE = {"user": UserPartModel, "assistant": AssistantPartModel, "tool": ToolPartModel}
+_NOT_CARRIED = frozenset({"providerExecuted"})
+"""Stored but not carried into a ChatMessage: settle answers every call in the next tool message, the shape of a
+call the client ran, so a flag saying the provider ran it would contradict the conversation it is in."""
+
+
+def _keys(model: type[PartModel]) -> frozenset[str]:
+    return frozenset(field.alias or name for name, field in model.model_fields.items()) - _NOT_CARRIED
+
+
+def _required_strings(model: type[PartModel]) -> tuple[str, ...]:
+    fields = model.model_fields.items()
+    return tuple(field.alias or name for name, field in fields if field.is_required() and field.annotation is str)
+
+
+_MODELS = {
+    part_type(model): model
+    for union in (SystemPartModel, UserPartModel, AssistantPartModel, ToolPartModel)
+    for model in part_models(union)
 }
-"""The keys each part type may carry; anything else would be stripped by the SDK and rejected elsewhere."""
+PART_KEYS: dict[str, frozenset[str]] = {name: _keys(model) for name, model in _MODELS.items()}
+"""The keys each part type may carry (the stored part shapes); anything else would be stripped by the SDK and
+rejected elsewhere."""
+
+REQUIRED_STRINGS: dict[str, tuple[str, ...]] = {name: _required_strings(model) for name, model in _MODELS.items()}
+"""The keys each part type must hold as strings (its required text fields); a part without one is malformed."""
 
 ROLE_PARTS: dict[str, frozenset[str]] = {
-    "user": frozenset({"text", "image", "file"}),
-    "assistant": frozenset({"text", "file", "reasoning", "tool-call", "tool-approval-request"}),
-    "tool": frozenset({"tool-result", "tool-approval-response"}),
+    role: frozenset(map(part_type, part_models(union))) | ({"file"} if role == "assistant" else frozenset())
+    for role, union in _CARRIED_BY_ROLE.items()
 }
-"""Which parts each non-system role may carry (AI SDK v5 and v6 agree on these)."""
+"""Which parts each non-system role may carry: what it may be stored with, and for the assistant file parts too
+(an assistant image is sent as one, the SDK's assistant form)."""

@@ -15,6 +15,7 @@ from app.projections.types import Diagnostics, ProjectedMessage, Projection
 from app.providers.errors import EmptyConversation
 from app.providers.mutations import Mutation, apply_mutations, parse_mutations
 from app.providers.registry import adapter_for, build_payload, check_max_output_tokens, check_model
+from app.providers.sendable_text import NUL_REFUSED
 from app.providers.serializer import to_chat_messages
 from app.providers.tool_definitions import parse_tools
 
@@ -51,11 +52,12 @@ def build_chat_request(
         messages, diagnostics = projection.messages, _copy(projection.diagnostics)
     else:
         messages, diagnostics = list(projection), Diagnostics()
-    mutated, notes, mutation_repairs = apply_mutations(messages, parsed)
+    remove_nul = provider in NUL_REFUSED
+    mutated, notes, mutation_repairs = apply_mutations(messages, parsed, remove_nul=remove_nul)
     if not mutated and not (system and system.strip()):
         raise EmptyConversation()
     diagnostics.injected_notes.extend(notes)
-    chat_messages, serializer_repairs = to_chat_messages(mutated, system=system)
+    chat_messages, serializer_repairs = to_chat_messages(mutated, system=system, remove_nul=remove_nul)
     payload, repairs = build_payload(
         provider, chat_messages, model=model, tools=definitions, max_output_tokens=max_output_tokens
     )

@@ -18,7 +18,7 @@ byte for byte).
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from app.projections.plain_text import is_blank
 from app.projections.types import Repair
@@ -319,15 +319,15 @@ def _pair_tool_calls(
         if message["role"] != "assistant":
             out.append(message)
             continue
-        window_end = index
-        while window_end < len(messages) and messages[window_end]["role"] != "assistant":
-            window_end += 1
-        window, index = messages[index:window_end], window_end
+        turn_end = index
+        while turn_end < len(messages) and messages[turn_end]["role"] != "assistant":
+            turn_end += 1
+        turn, index = messages[index:turn_end], turn_end
         assistant, calls = _unique_calls(message, used_ids, repairs)
         out.append(assistant)
         others: list[Message] = []
         results: dict[int, dict[str, Any]] = {}
-        for item in window:
+        for item in turn:
             if item["role"] != "tool":
                 others.append(item)
                 continue
@@ -425,6 +425,16 @@ def _missing_result(
         repairs.append(Repair("interrupted-tool-call", f"call {original!r} had no result; added an error result"))
         output = {"type": "error-text", "value": INTERRUPTED}
     return {"type": "tool-result", "toolCallId": new_id, "toolName": name, "output": output}
+
+
+class UnsettledMessage(Exception):
+    """An adapter was handed a role or a part that ``settle`` never lets through: a bug here, not bad input."""
+
+
+def unsettled(adapter: str, found: str) -> NoReturn:
+    """Every adapter's dispatch ends here for what it does not know, so a new role or part type that an
+    adapter forgets fails the first test that sends one instead of vanishing from a payload."""
+    raise UnsettledMessage(f"{adapter}: {found} cannot reach an adapter after settle")
 
 
 START = "[Start of conversation]"

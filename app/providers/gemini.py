@@ -1,6 +1,6 @@
 """The ``gemini`` target: a Gemini ``generateContent`` request body (REST, camelCase).
 
-Rules applied (reference/providers.md section 4): system text in ``systemInstruction`` (later notes as
+Rules applied: system text in ``systemInstruction`` (later notes as
 wrapped user text); ``user``/``model`` turns merged so they alternate, starting on ``user``; a function-call
 turn followed by one user turn with exactly one ``functionResponse`` per call (``response`` an object), media
 from results after them; every part holds one data field and no ``parts`` list is empty; thought parts and
@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from app.projections.types import Repair
-from app.providers.conversation import START, Settled, wrap_system_note
+from app.providers.conversation import START, Settled, unsettled, wrap_system_note
 from app.providers.media import Media, part_media, unreadable
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
@@ -54,6 +54,8 @@ def to_gemini(
                     responses.append(response)
                     media += attached
                 _add(contents, "user", responses + media, repairs)
+            case other:
+                unsettled("gemini", f"a {other!r} message")
     if contents and contents[0]["role"] != "user":
         contents.insert(0, {"role": "user", "parts": [{"text": START}]})
         repairs.append(Repair("starts-on-model", f"gemini: added a user turn {START!r} before the first model turn"))
@@ -119,6 +121,8 @@ def _model_parts(
                     )
                 first_call = False
                 out.append(call)
+            case other:
+                unsettled("gemini", f"an assistant {other!r} part")
     return out
 
 
@@ -128,9 +132,13 @@ def is_base64(value: object) -> bool:
 
 
 def _user_part(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
-    if part["type"] == "text":
-        return {"text": part["text"]}
-    return _media_part(part_media(part), repairs)
+    match part["type"]:
+        case "text":
+            return {"text": part["text"]}
+        case "image" | "file":
+            return _media_part(part_media(part), repairs)
+        case other:
+            unsettled("gemini", f"a user {other!r} part")
 
 
 def _media_part(media: Media, repairs: list[Repair]) -> dict[str, Any]:

@@ -40,10 +40,6 @@ class Media:
             return 0
         return len(self.base64) * 3 // 4 - self.base64.count("=", -2)
 
-    @property
-    def is_image(self) -> bool:
-        return self.media_type.startswith("image/")
-
     def describe(self) -> str:
         name = self.filename or self.url or "attachment"
         return f"{name} ({self.media_type})"
@@ -69,9 +65,13 @@ def read_media(data: str, media_type: str | None, filename: str | None = None, *
 
 def part_media(part: dict[str, Any]) -> Media:
     """The medium of an image or a file part (AI SDK shape), for every adapter that sends one."""
-    if part["type"] == "image":
-        return read_media(part["image"], part.get("mediaType"), image=True)
-    return read_media(part["data"], part["mediaType"], part.get("filename"))
+    match part["type"]:
+        case "image":
+            return read_media(part["image"], part.get("mediaType"), image=True)
+        case "file":
+            return read_media(part["data"], part["mediaType"], part.get("filename"))
+        case other:
+            raise ValueError(f"a {other!r} part holds no medium")
 
 
 def sniff(base64: str, fallback: str = "application/octet-stream") -> str:

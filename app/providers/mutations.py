@@ -4,10 +4,10 @@
 message; ``insertAfter`` / ``insertBefore`` add a message next to the one holding a given stored message id.
 A mutation is never stored and never fakes an id or a timestamp: the messages it adds name no source message.
 Each applied mutation is described for the diagnostics. A target that does not exist is an error, not a
-silent no-op. Lone UTF-16 surrogates in a mutation's parts are removed here, with an ``unpaired-surrogates``
-repair, as they are from the request's system prompt: mutation text is request text (never stored, so never
-refused by the store), the only text that can bring one into the model view, and the serializer takes valid
-Unicode without scanning every message for them.
+silent no-op. A mutation's parts are made sendable here (``app.providers.sendable_text``: unpaired UTF-16
+surrogates become U+FFFD, NUL characters go where the target refuses them), with a repair naming the message
+they went into: mutation text is request text, never stored, so never marked, and the serializer cleans only
+the stored messages marked at write time.
 
 Wire shape (camelCase, as ``POST /chat`` takes it)::
 
@@ -16,17 +16,22 @@ Wire shape (camelCase, as ``POST /chat`` takes it)::
     {"op": "insertAfter" | "insertBefore", "messageId": "m3", "role": "user", "parts": [...]}
 
 ``role`` defaults to ``user``; ``parts`` are content parts a message of that role may carry (text for system;
-text, image, file for user; text for assistant).
+text, image, file for user; text for assistant), in the stored part shapes (``app.engine.parts``) they are
+validated against, so a mutation part is refused where an appended message's part would be.
 """
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, assert_never, cast
 
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
+
 from app.engine.kinds import Kind, Role
+from app.engine.parts import SystemPart, UserPart, part_models, part_type
 from app.projections.types import ProjectedMessage, ProjectedMetadata, Repair, View
 from app.providers.errors import InvalidMutation, MutationTargetNotFound
-from app.providers.surrogates import without_unpaired_surrogates
+from app.providers.sendable_text import Changes, cleaned
 
 MutationOp = Literal["append", "prepend", "appendTo", "insertAfter", "insertBefore"]
 AppendTarget = Literal["last-user", "last-assistant"]
@@ -34,11 +39,15 @@ MutationRole = Literal["system", "user", "assistant"]
 
 _OPS: tuple[MutationOp, ...] = ("append", "prepend", "appendTo", "insertAfter", "insertBefore")
 _TARGETS: tuple[AppendTarget, ...] = ("last-user", "last-assistant")
-_ROLE_PARTS: dict[str, frozenset[str]] = {
-    "system": frozenset({"text"}),
-    "user": frozenset({"text", "image", "file"}),
-    "assistant": frozenset({"text"}),
+_ROLE_UNIONS: dict[str, Any] = {
+    "system": SystemPart,
+    "user": UserPart,
+    # Text only, as for system: a mutation never fakes reasoning or a tool call the model did not make.
+    "assistant": SystemPart,
 }
+_ROLE_PARTS: dict[str, TypeAdapter[Any]] = {role: TypeAdapter(union) for role, union in _ROLE_UNIONS.items()}
+_TAG_ERRORS = frozenset({"union_tag_invalid", "union_tag_not_found", "model_attributes_type", "model_type"})
+"""Errors about a part as a whole (not an object, or of a type the role does not carry)."""
 _KIND_OF_ROLE: dict[str, Kind] = {
     "system": Kind.SYSTEM_NOTE,
     "user": Kind.USER_INPUT,
@@ -90,8 +99,7 @@ def _parse(index: int, item: Any) -> Mutation:
     parts = item.get("parts")
     if not isinstance(parts, list) or not parts:
         raise InvalidMutation("parts must be a non-empty list", index=index, field="parts")
-    for number, part in enumerate(parts):
-        _check_part(part, role, index, f"parts[{number}]")
+    _check_parts(parts, role, index)
     return Mutation(
         op=cast(MutationOp, op),
         parts=tuple(dict(part) for part in parts),
@@ -101,33 +109,55 @@ def _parse(index: int, item: Any) -> Mutation:
     )
 
 
-def _check_part(part: Any, role: str, index: int, field: str) -> None:
-    if not isinstance(part, Mapping) or part.get("type") not in _ROLE_PARTS[role]:
-        kinds = ", ".join(sorted(_ROLE_PARTS[role]))
-        raise InvalidMutation(f"a {role} mutation takes parts of type {kinds}", index=index, field=field)
-    required = {"text": ("text",), "image": ("image",), "file": ("data", "mediaType")}[part["type"]]
-    for key in required:
-        if not isinstance(part.get(key), str):
-            raise InvalidMutation(f"a {part['type']} part needs a string {key}", index=index, field=f"{field}.{key}")
+def _check_parts(parts: list[Any], role: str, index: int) -> None:
+    """The parts validated against the stored part shapes for ``role``, by their camelCase names only (the
+    parts go on as given, so a snake_case key would reach the payload as it is); the first error raises
+    ``InvalidMutation`` naming its field."""
+    shapes = _ROLE_PARTS[role]
+    for number, part in enumerate(parts):
+        try:
+            shapes.validate_python(part, by_alias=True, by_name=False)
+        except ValidationError as invalid:
+            raise _invalid_part(invalid.errors()[0], role, index, number) from None
+
+
+def _invalid_part(error: ErrorDetails, role: str, index: int, number: int) -> InvalidMutation:
+    path = error["loc"]
+    field = f"parts[{number}]"
+    if error["type"] in _TAG_ERRORS or not path:
+        kinds = ", ".join(sorted(_role_part_types(role)))
+        return InvalidMutation(f"a {role} mutation takes parts of type {kinds}", index=index, field=field)
+    shape, *inside = path
+    key = ".".join(str(step) for step in inside)
+    field = f"{field}.{key}"
+    if error["type"] in ("missing", "string_type") and len(inside) == 1:
+        return InvalidMutation(f"a {shape} part needs a string {key}", index=index, field=field)
+    if error["type"] == "extra_forbidden":
+        return InvalidMutation(f"a {shape} part does not take {key}", index=index, field=field)
+    return InvalidMutation(f"a {shape} part's {key}: {error['msg']}", index=index, field=field)
+
+
+def _role_part_types(role: str) -> frozenset[str]:
+    return frozenset(map(part_type, part_models(_ROLE_UNIONS[role])))
 
 
 def apply_mutations(
-    messages: Sequence[ProjectedMessage], mutations: Sequence[Mutation]
+    messages: Sequence[ProjectedMessage], mutations: Sequence[Mutation], *, remove_nul: bool = False
 ) -> tuple[list[ProjectedMessage], list[str], list[Repair]]:
     """The messages with every mutation applied in order, one note per mutation for the diagnostics, and the
-    repairs made to the mutations' text (lone surrogates removed, naming the message the parts went into)."""
+    repairs made to the mutations' text (naming the message the parts went into); ``remove_nul``: the target
+    refuses NUL characters."""
     result = list(messages)
     notes: list[str] = []
     repairs: list[Repair] = []
     for index, mutation in enumerate(mutations):
-        parts, changed = without_unpaired_surrogates(list(mutation.parts))
-        if changed:
+        changes = Changes()
+        parts = cleaned(list(mutation.parts), remove_nul=remove_nul, changes=changes)
+        if changes.surrogates or changes.nuls:
             mutation = replace(mutation, parts=tuple(parts))
         result, note, ids = _apply(result, mutation, index)
         notes.append(f"mutation {index}: {note}")
-        if changed:
-            detail = f"removed lone UTF-16 surrogates from mutations[{index}].parts"
-            repairs.append(Repair("unpaired-surrogates", detail, ids))
+        repairs.extend(changes.repairs(f"mutations[{index}].parts", ids))
     return result, notes, repairs
 
 

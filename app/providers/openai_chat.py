@@ -1,6 +1,6 @@
 """The ``openai`` target: an OpenAI Chat Completions request body.
 
-Rules applied (reference/providers.md section 1): system text as ``system`` messages; every assistant
+Rules applied: system text as ``system`` messages; every assistant
 ``tool_calls`` entry answered by one ``tool`` message right after it; ids at most 40 characters;
 ``arguments`` a JSON string; images only in ``user`` messages (tool and assistant media move to a user message
 after the tool messages); no reasoning (Chat Completions cannot take it back); no unknown keys.
@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from app.projections.types import Repair
-from app.providers.conversation import Settled
+from app.providers.conversation import Settled, unsettled
 from app.providers.media import Media, part_media, unreadable
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
@@ -48,6 +48,8 @@ def to_openai_chat(
                     text = output.text if not output.is_error else "Error: " + output.text
                     messages.append({"role": "tool", "tool_call_id": ids(part["toolCallId"]), "content": text})
                     pending_media += [(f"tool result {ids(part['toolCallId'])}", item) for item in output.media]
+            case other:
+                unsettled("openai", f"a {other!r} message")
         following = settled.messages[index + 1]["role"] if index + 1 < len(settled.messages) else None
         if pending_media and following != "tool":
             messages.append(_media_message(pending_media, repairs))
@@ -77,6 +79,8 @@ def _assistant(parts: list[Any], ids: ToolIdMap, repairs: list[Repair]) -> tuple
                 arguments = json.dumps(part["input"], ensure_ascii=False)
                 function = {"name": part["toolName"], "arguments": arguments}
                 calls.append({"id": ids(part["toolCallId"]), "type": "function", "function": function})
+            case other:
+                unsettled("openai", f"an assistant {other!r} part")
     if not texts and not calls:
         repairs.append(Repair("empty-message", "openai: dropped an assistant turn with nothing it can carry"))
         return None, media
@@ -89,9 +93,13 @@ def _assistant(parts: list[Any], ids: ToolIdMap, repairs: list[Repair]) -> tuple
 
 
 def _user_part(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
-    if part["type"] == "text":
-        return {"type": "text", "text": part["text"]}
-    return _media_part(part_media(part), repairs)
+    match part["type"]:
+        case "text":
+            return {"type": "text", "text": part["text"]}
+        case "image" | "file":
+            return _media_part(part_media(part), repairs)
+        case other:
+            unsettled("openai", f"a user {other!r} part")
 
 
 def _media_part(media: Media, repairs: list[Repair]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The ``openai-responses`` target: an OpenAI Responses API request body.
 
-Rules applied (reference/providers.md section 2): the leading system text as ``instructions``, later notes
+Rules applied: the leading system text as ``instructions``, later notes
 as ``system`` messages; every ``function_call`` answered by one ``function_call_output`` with the same
 ``call_id`` (at most 64 characters); ``arguments`` a JSON string; Responses part types only
 (``input_text``/``input_image``/``input_file``); assistant text as plain strings; reasoning replayed only as
@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from app.projections.types import Repair
-from app.providers.conversation import Settled
+from app.providers.conversation import Settled, unsettled
 from app.providers.media import Media, part_media, unreadable
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
@@ -42,6 +42,8 @@ def to_openai_responses(
             case "tool":
                 for part in message["content"]:
                     items.append(_output_item(part, ids, repairs))
+            case other:
+                unsettled("openai-responses", f"a {other!r} message")
         following = settled.messages[index + 1]["role"] if index + 1 < len(settled.messages) else None
         if pending_media and following != "tool":
             repairs.append(Repair("media-moved", "openai-responses: assistant media moved to a user message"))
@@ -104,7 +106,9 @@ def _assistant_items(
             case "file":
                 media.append(part_media(part))
             case "tool-call":
-                pass
+                pass  # sent after the turn's text, below
+            case other:
+                unsettled("openai-responses", f"an assistant {other!r} part")
     flush_text()
     if reasoning is not None and calls:
         items.append(reasoning)
@@ -146,9 +150,13 @@ def _output_item(part: dict[str, Any], ids: ToolIdMap, repairs: list[Repair]) ->
 
 
 def _input_part(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
-    if part["type"] == "text":
-        return {"type": "input_text", "text": part["text"]}
-    return _media_part(part_media(part), repairs)
+    match part["type"]:
+        case "text":
+            return {"type": "input_text", "text": part["text"]}
+        case "image" | "file":
+            return _media_part(part_media(part), repairs)
+        case other:
+            unsettled("openai-responses", f"a user {other!r} part")
 
 
 def _media_part(media: Media, repairs: list[Repair]) -> dict[str, Any]:

@@ -3,35 +3,28 @@
 It converts shapes (string content to parts, AI SDK part keys only), places system text (the request's
 system prompt and the leading system notes become one system message first; later notes stay where they
 are, for each adapter to place) and repairs combinations no provider accepts (a part a role cannot carry,
-lone surrogates in the request's system prompt). Every repair is reported. It never chooses, drops for
-relevance, trims or compacts: which messages go in is the model view's decision.
+text a provider cannot take). Every repair is reported. It never chooses, drops for relevance, trims or
+compacts: which messages go in is the model view's decision.
 
-The messages it takes hold valid Unicode: stored text cannot hold a lone surrogate (the append path refuses
-one and ``jsonb`` cannot store it), and the request text that reaches them is cleaned where it enters
-(``app.providers.mutations``). The serializer does not look again: that scan re-encoded every message.
+Stored text is kept exactly, NUL characters and unpaired UTF-16 surrogates included, and a provider may not
+take them (``app.providers.sendable_text``). The store marks the messages holding such text when they are
+written, the mark travels with them (``unusual_text``), and only marked messages are cleaned here, each
+change reported naming the message: the others cost nothing. Request text is cleaned where it enters (the
+system prompt here, mutations in ``app.providers.mutations``).
 """
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from app.projections.types import ProjectedMessage, Repair
-from app.providers.chat_message import PART_KEYS, ROLE_PARTS, ChatMessage, SystemChatMessage
+from app.providers.chat_message import PART_KEYS, REQUIRED_STRINGS, ROLE_PARTS, ChatMessage, SystemChatMessage
 from app.providers.media import part_media
-from app.providers.surrogates import clean_text
+from app.providers.sendable_text import Changes, clean_text, cleaned
 
-_REQUIRED_STRINGS: dict[str, tuple[str, ...]] = {
-    "text": ("text",),
-    "image": ("image",),
-    "file": ("data", "mediaType"),
-    "reasoning": ("text",),
-    "tool-call": ("toolCallId", "toolName"),
-    "tool-result": ("toolCallId", "toolName"),
-    "tool-approval-request": ("approvalId", "toolCallId"),
-    "tool-approval-response": ("approvalId",),
-}
 _Shape = tuple[frozenset[str], tuple[str, ...]]
 _AS_IS: dict[str, dict[str | None, _Shape]] = {
-    role: {part_type: (PART_KEYS[part_type], _REQUIRED_STRINGS[part_type]) for part_type in part_types}
+    role: {part_type: (PART_KEYS[part_type], REQUIRED_STRINGS[part_type]) for part_type in part_types}
     for role, part_types in ROLE_PARTS.items()
 }
 """Per role, the part types it carries as they are, each with the keys it may hold and the keys that must be
@@ -39,19 +32,21 @@ strings: one lookup per part answers "known type" and "allowed for the role" tog
 
 
 def to_chat_messages(
-    messages: Sequence[ProjectedMessage], *, system: str | None = None
+    messages: Sequence[ProjectedMessage], *, system: str | None = None, remove_nul: bool = False
 ) -> tuple[list[ChatMessage], list[Repair]]:
-    """ChatMessages for ``messages``, with ``system`` (the request's system prompt) placed first."""
+    """ChatMessages for ``messages``, with ``system`` (the request's system prompt) placed first;
+    ``remove_nul``: the target refuses NUL characters."""
     repairs: list[Repair] = []
     leading: list[str] = []
     if system is not None:
-        cleaned = clean_text(system)
-        if cleaned != system:
-            repairs.append(Repair("unpaired-surrogates", "removed lone UTF-16 surrogates from the system prompt"))
-        leading.append(cleaned)
+        changes = Changes()
+        leading.append(clean_text(system, remove_nul=remove_nul, changes=changes))
+        repairs.extend(changes.repairs("the system prompt"))
     # Plain dicts in a loosely typed list: a cast per message would be a call per message.
     converted: list[Any] = []
     for message in messages:
+        if message.unusual_text:
+            message = _sendable(message, remove_nul, repairs)
         role = message.role
         content = message.content
         if role != "system":
@@ -77,6 +72,13 @@ def to_chat_messages(
         head: SystemChatMessage = {"role": "system", "content": system_text}
         converted.insert(0, head)
     return converted, repairs
+
+
+def _sendable(message: ProjectedMessage, remove_nul: bool, repairs: list[Repair]) -> ProjectedMessage:
+    changes = Changes()
+    content = cleaned(message.content, remove_nul=remove_nul, changes=changes)
+    repairs.extend(changes.repairs("the message", message.source_message_ids))
+    return replace(message, content=content, unusual_text=False)
 
 
 def _convert(message: ProjectedMessage, repairs: list[Repair]) -> ChatMessage | None:
@@ -115,13 +117,15 @@ def _fits_as_is(parts: list[Any], shapes: dict[str | None, _Shape]) -> bool:
     return True
 
 
-def _clean_part(part: Any, message: ProjectedMessage, repairs: list[Repair]) -> dict[str, Any] | None:
+def _clean_part(given: Any, message: ProjectedMessage, repairs: list[Repair]) -> dict[str, Any] | None:
+    """The part in its stored shape (``PART_KEYS``, ``REQUIRED_STRINGS``), or ``None``; every change reported."""
     ids = message.source_message_ids
-    part_type = part.get("type") if isinstance(part, dict) else None
+    part: dict[str, Any] = given if isinstance(given, dict) else {}
+    part_type = part.get("type")
     if part_type not in PART_KEYS:
         repairs.append(Repair("unknown-part", f"dropped a part of unknown type {part_type!r}", ids))
         return None
-    missing = [key for key in _REQUIRED_STRINGS[part_type] if not isinstance(part.get(key), str)]
+    missing = [key for key in REQUIRED_STRINGS[part_type] if not isinstance(part.get(key), str)]
     if missing:
         repairs.append(Repair("malformed-part", f"dropped a {part_type} part without {', '.join(missing)}", ids))
         return None
@@ -129,7 +133,7 @@ def _clean_part(part: Any, message: ProjectedMessage, repairs: list[Repair]) -> 
     if extra:
         repairs.append(Repair("unknown-part-keys", f"removed {', '.join(extra)} from a {part_type} part", ids))
         return {key: value for key, value in part.items() if key in PART_KEYS[part_type]}
-    return cast(dict[str, Any], part)
+    return part
 
 
 def _fit(parts: list[dict[str, Any]], role: str, ids: tuple[str, ...], repairs: list[Repair]) -> list[dict[str, Any]]:

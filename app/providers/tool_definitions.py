@@ -5,15 +5,18 @@ outside ``[a-zA-Z0-9_-]{1,64}``, a schema that is not an object schema) is refus
 fault, rather than repaired: a tool's name is what the model calls, so renaming it would break the caller.
 """
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
+from pydantic_core import ErrorDetails
+
+from app.engine.parts import WIRE_CONFIG
 from app.providers.errors import InvalidToolDefinition
-from app.providers.surrogates import without_unpaired_surrogates
+from app.providers.sendable_text import holds_surrogate
 
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
 
@@ -24,30 +27,56 @@ class ToolDefinition:
     input_schema: dict[str, Any]
 
 
+def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    if schema.get("type", "object") != "object":
+        raise ValueError("not a JSON Schema of type object")
+    return schema
+
+
+class ToolDefinitionIn(BaseModel):
+    """The wire shape of a tool definition."""
+
+    model_config = WIRE_CONFIG
+
+    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    description: str | None = None
+    input_schema: Annotated[dict[str, Any], AfterValidator(_object_schema)] = EMPTY_OBJECT_SCHEMA
+
+
+_FIELD_ERRORS = {
+    "name": f"name must match {NAME_PATTERN}",
+    "description": "description must be a string",
+    "inputSchema": "inputSchema must be a JSON Schema of type object",
+}
+"""What each field's error says, whatever pydantic found wrong with it."""
+
+
 def parse_tools(raw: Sequence[Mapping[str, Any]] | None) -> tuple[ToolDefinition, ...]:
     if raw is None:
         return ()
     tools: list[ToolDefinition] = []
     seen: set[str] = set()
     for index, item in enumerate(raw):
-        if not isinstance(item, Mapping):
-            raise InvalidToolDefinition("a tool definition must be an object", index=index)
-        extra = sorted(set(item) - {"name", "description", "inputSchema"})
-        if extra:
-            raise InvalidToolDefinition(f"unknown keys {', '.join(extra)}", index=index)
-        name = item.get("name")
-        if not isinstance(name, str) or not _NAME.match(name):
-            raise InvalidToolDefinition("name must match ^[a-zA-Z0-9_-]{1,64}$", index=index)
-        if name in seen:
-            raise InvalidToolDefinition(f"tool {name!r} is defined twice", index=index)
-        seen.add(name)
-        description = item.get("description")
-        if description is not None and not isinstance(description, str):
-            raise InvalidToolDefinition("description must be a string", index=index)
-        if without_unpaired_surrogates(dict(item))[1]:
+        try:
+            tool = ToolDefinitionIn.model_validate(item, by_alias=True, by_name=False)
+        except ValidationError as invalid:
+            raise InvalidToolDefinition(_detail(invalid.errors()), index=index) from None
+        if tool.name in seen:
+            raise InvalidToolDefinition(f"tool {tool.name!r} is defined twice", index=index)
+        seen.add(tool.name)
+        if holds_surrogate(dict(item)):
             raise InvalidToolDefinition("contains an unpaired UTF-16 surrogate, which no provider accepts", index=index)
+        # The caller's own schema goes on as given; the model only checked it.
         schema = item.get("inputSchema", EMPTY_OBJECT_SCHEMA)
-        if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
-            raise InvalidToolDefinition("inputSchema must be a JSON Schema of type object", index=index)
-        tools.append(ToolDefinition(name, description or None, {"type": "object", **schema}))
+        tools.append(ToolDefinition(tool.name, tool.description or None, {"type": "object", **schema}))
     return tuple(tools)
+
+
+def _detail(errors: list[ErrorDetails]) -> str:
+    """One message for a definition's errors: unknown keys first, then the fields in their order."""
+    if any(not error["loc"] for error in errors):
+        return "a tool definition must be an object"
+    extra = sorted(str(error["loc"][0]) for error in errors if error["type"] == "extra_forbidden")
+    if extra:
+        return f"unknown keys {', '.join(extra)}"
+    return _FIELD_ERRORS[str(errors[0]["loc"][0])]

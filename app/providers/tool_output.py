@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from app.providers.conversation import DENIED, NO_OUTPUT
+from app.providers.conversation import DENIED, NO_OUTPUT, unsettled
 from app.providers.media import Media, read_media
 
 
@@ -50,7 +50,7 @@ def read_output(output: dict[str, Any]) -> ToolOutput:
             items = tuple(_content_item(item) for item in output.get("value") or [])
             return ToolOutput(False, items or (NO_OUTPUT,))
         case other:
-            return ToolOutput(False, (f"(tool output of unknown type {other!r})",))
+            unsettled("every adapter", f"a {other!r} tool output")
 
 
 def _json(value: Any) -> str:

@@ -1,6 +1,7 @@
-"""Who a service acts for, as the services need it: the tenant, and whether it may write a kind."""
+"""Who a service acts for, as the services need it: the tenant, whether it may write a kind, and whether it
+may amend the metadata it asks to."""
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from app.engine.kinds import Kind
 
@@ -11,4 +12,8 @@ class Caller(Protocol):
 
     def may_write_kind(self, kind: Kind) -> bool:
         """Reserved runtime kinds (compaction records, reminders) are the runtime's to write."""
+        ...
+
+    def require_may_amend(self, metadata: dict[str, Any]) -> None:
+        """Refuses, naming the field, metadata only the runtime may amend (``compactedAt`` marks pruning)."""
         ...

@@ -10,11 +10,11 @@ from app.context.accounting import ContextReport
 from app.context.model_server import ModelServerWindows
 from app.errors import InvalidInput
 from app.projections.projector import project
-from app.projections.types import ProjectionContext, View
+from app.projections.types import Projection, ProjectionContext, View
 from app.providers.chat_request import ChatRequest, build_chat_request
 from app.providers.registry import adapter_for
 from app.services.context_report import count_context, request_tokens, window_size
-from app.services.snapshots import SessionSnapshot, load_snapshot, session_model
+from app.services.snapshots import load_snapshot, session_model
 from app.settings import Settings
 from app.store.database import Database
 from app.store.records import RunRecord
@@ -65,7 +65,8 @@ async def build_chat(
     system = ask.system if ask.system is not None else (run.system if run else None)
     tools = ask.tools if ask.tools is not None else (run.tools if run else None)
     ctx = dataclasses.replace(ask.ctx, provider=ask.provider or ask.ctx.provider, model=model)
-    built = chat_request(ask, snapshot, ctx, model=model, system=system, tools=tools)
+    view = project(View.MODEL, snapshot.messages, ctx)
+    built = chat_request(ask, view, model=model, system=system, tools=tools)
     resolved = await window_size(snapshot, ctx, windows)
     report = count_context(
         snapshot,
@@ -74,21 +75,16 @@ async def build_chat(
         settings,
         max_output_tokens=ask.max_output_tokens,
         extra_tokens=request_tokens(system, tools),
+        view=view,
     )
     return ChatAnswer(built, report)
 
 
 def chat_request(
-    ask: ChatAsk,
-    snapshot: SessionSnapshot,
-    ctx: ProjectionContext,
-    *,
-    model: str,
-    system: str | None,
-    tools: list[dict[str, Any]] | None,
+    ask: ChatAsk, view: Projection, *, model: str, system: str | None, tools: list[dict[str, Any]] | None
 ) -> ChatRequest:
     return build_chat_request(
-        project(View.MODEL, snapshot.messages, ctx),
+        view,
         provider=ask.provider,
         model=model,
         system=system,

@@ -7,13 +7,12 @@ context layer's count.
 
 import dataclasses
 
-import orjson
-
+from app import lossless_json
 from app.context.accounting import ContextReport, account_context
 from app.context.model_server import ModelServerWindows
 from app.context.window import ContextWindow
 from app.engine.tokens import estimate_tokens
-from app.projections.types import ProjectionContext
+from app.projections.types import Projection, ProjectionContext
 from app.services.context_config import threshold_policy
 from app.services.snapshots import SessionSnapshot, load_snapshot, session_model
 from app.settings import Settings
@@ -51,7 +50,10 @@ def count_context(
     *,
     max_output_tokens: int | None = None,
     extra_tokens: int = 0,
+    view: Projection | None = None,
 ) -> ContextReport:
+    """``view``: the model view under ``ctx`` when the caller has built it already (``/chat`` has, for the
+    payload), so that it is not built twice."""
     return account_context(
         snapshot.messages,
         window=resolved,
@@ -60,9 +62,10 @@ def count_context(
         max_output_tokens=max_output_tokens,
         request_tokens=extra_tokens,
         run_models=snapshot.run_models,
+        view=view,
     )
 
 
 def request_tokens(system: str | None, tools: list[dict[str, object]] | None) -> int:
     """What a request sends besides the history: its system text and tool schemas."""
-    return estimate_tokens(system or "") + (estimate_tokens(orjson.dumps(tools).decode()) if tools else 0)
+    return estimate_tokens(system or "") + (estimate_tokens(lossless_json.dumps(tools).decode()) if tools else 0)

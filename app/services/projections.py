@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from app.engine.message import EngineMessage
 from app.engine.promotion import promote_all
 from app.errors import NotFound
+from app.projections.live_history import FIRST_SEQ
 from app.projections.projector import project
 from app.projections.types import PROJECTOR_VERSION, Projection, ProjectionContext, View
-from app.projections.window import FIRST_SEQ
 from app.store.database import Database
 from app.store.messages import MessageRepository, to_persisted
 from app.store.records import SessionRecord

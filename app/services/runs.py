@@ -4,10 +4,12 @@ import uuid
 from typing import Any
 
 from app.errors import Conflict, NotFound
+from app.settings import Settings
 from app.store.database import Database
 from app.store.records import RunRecord
 from app.store.runs import RunRepository
 from app.store.sessions import SessionRepository
+from app.store.storable import refuse_unaddressable, storable_size
 
 
 def new_run_id() -> str:
@@ -15,12 +17,20 @@ def new_run_id() -> str:
 
 
 async def create_run(
-    database: Database, tenant_id: str, session_id: str, run_id: str, settings: dict[str, Any]
+    database: Database,
+    settings: Settings,
+    tenant_id: str,
+    session_id: str,
+    run_id: str,
+    run_settings: dict[str, Any],
 ) -> RunRecord:
+    """``run_settings`` are keyed by their wire names (one word each), so a refusal names the field."""
+    refuse_unaddressable(run_id, "id")
+    storable_size(run_settings, "", settings.max_json_depth)
     async with database.transaction() as connection:
         if await SessionRepository(connection, tenant_id).get(session_id) is None:
             raise NotFound(f"session '{session_id}' does not exist")
-        row = await RunRepository(connection, tenant_id).create(session_id, run_id, settings)
+        row = await RunRepository(connection, tenant_id).create(session_id, run_id, run_settings)
     if row is None:
         raise Conflict(f"id: a run '{run_id}' already exists in this session", field="id")
     return row
@@ -33,9 +43,10 @@ async def get_run(database: Database, tenant_id: str, session_id: str, run_id: s
 
 
 async def amend_run(
-    database: Database, tenant_id: str, session_id: str, run_id: str, changes: dict[str, Any]
+    database: Database, settings: Settings, tenant_id: str, session_id: str, run_id: str, changes: dict[str, Any]
 ) -> RunRecord:
     """Replaces ``usage`` and ``result``, merges ``metadata``; no changes reads the run as it is."""
+    storable_size(changes, "", settings.max_json_depth)
     async with database.transaction() as connection:
         repository = RunRepository(connection, tenant_id)
         row = (

@@ -5,9 +5,11 @@ from datetime import datetime
 from typing import Any
 
 from app.errors import Conflict, NotFound
+from app.settings import Settings
 from app.store.database import Database
 from app.store.records import SessionRecord
 from app.store.sessions import SessionRepository
+from app.store.storable import refuse_unaddressable, storable_size
 
 
 def new_session_id() -> str:
@@ -16,6 +18,7 @@ def new_session_id() -> str:
 
 async def create_session(
     database: Database,
+    settings: Settings,
     tenant_id: str,
     session_id: str,
     *,
@@ -24,6 +27,8 @@ async def create_session(
     model: str | None,
     context_window_tokens: int | None,
 ) -> SessionRecord:
+    refuse_unaddressable(session_id, "id")
+    storable_size({"title": title, "metadata": metadata, "model": model}, "", settings.max_json_depth)
     async with database.transaction() as connection:
         row = await SessionRepository(connection, tenant_id).create(
             session_id, title=title, metadata=metadata, model=model, context_window_tokens=context_window_tokens

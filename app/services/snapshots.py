@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from app.engine.message import EngineMessage
 from app.errors import NotFound
-from app.projections.window import FIRST_SEQ
+from app.projections.live_history import FIRST_SEQ
 from app.store.database import Database
 from app.store.messages import MessageRepository
 from app.store.records import RunRecord, SessionRecord

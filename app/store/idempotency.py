@@ -37,6 +37,8 @@ class Claimed:
 @dataclass(frozen=True, slots=True)
 class Replay:
     response: KeptResponse
+    role: str | None
+    """The role of the key whose request ran; None for rows kept before roles were recorded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +63,9 @@ class IdempotencyRepository:
         self._db = connection
         self._tenant = tenant_id
 
-    async def claim(self, key: str, fingerprint: str, lease_seconds: int) -> ClaimOutcome:
-        """Takes the key for a new request, or says what the earlier request with this key left."""
+    async def claim(self, key: str, fingerprint: str, lease_seconds: int, role: str) -> ClaimOutcome:
+        """Takes the key for a new request (made by a key of ``role``), or says what the earlier request with
+        this key left."""
         token = uuid.uuid4().hex
         table = idempotency_keys
         new_claim = pg_insert(table).values(
@@ -70,6 +73,7 @@ class IdempotencyRepository:
             key=key,
             fingerprint=fingerprint,
             claim=token,
+            role=role,
             expires_at=func.now() + _seconds(lease_seconds),
         )
         # An expired row (done or abandoned in flight) counts as absent: take it over in the same statement.
@@ -78,6 +82,7 @@ class IdempotencyRepository:
             set_={
                 "fingerprint": new_claim.excluded.fingerprint,
                 "claim": new_claim.excluded.claim,
+                "role": new_claim.excluded.role,
                 "status_code": None,
                 "response_headers": None,
                 "response_body": None,
@@ -91,7 +96,13 @@ class IdempotencyRepository:
         row = (
             (
                 await self._db.execute(
-                    select(table.c.fingerprint, table.c.status_code, table.c.response_headers, table.c.response_body)
+                    select(
+                        table.c.fingerprint,
+                        table.c.role,
+                        table.c.status_code,
+                        table.c.response_headers,
+                        table.c.response_body,
+                    )
                     .where(table.c.tenant_id == self._tenant, table.c.key == key)
                     .with_for_update()
                 )
@@ -107,7 +118,16 @@ class IdempotencyRepository:
         if row["status_code"] is None:
             return InFlight()
         headers = [(name, value) for name, value in row["response_headers"]]
-        return Replay(KeptResponse(status=row["status_code"], headers=headers, body=bytes(row["response_body"])))
+        kept = KeptResponse(status=row["status_code"], headers=headers, body=bytes(row["response_body"]))
+        return Replay(kept, role=row["role"])
+
+    async def live_keys(self, at_most: int) -> int:
+        """How many unexpired keys the tenant holds, counted up to ``at_most`` (the count stops there)."""
+        table = idempotency_keys
+        live = (
+            select(table.c.key).where(table.c.tenant_id == self._tenant, table.c.expires_at > func.now()).limit(at_most)
+        )
+        return int((await self._db.execute(select(func.count()).select_from(live.subquery()))).scalar_one())
 
     async def keep(self, key: str, claim: str, response: KeptResponse, ttl_seconds: int) -> bool:
         """Stores the first response for replay; False when this attempt no longer holds the key."""

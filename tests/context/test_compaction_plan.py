@@ -4,14 +4,13 @@ from app.context.compaction import (
     BOUNDARY_TEXT,
     build_compaction,
     compact_transcript,
-    plan_compaction,
     select_compaction,
 )
 from app.context.config import TailPolicy
 from app.context.errors import CompactionRefused
-from app.context.history_window import history_window
 from app.context.summary_prompt import render_transcript
 from app.engine.kinds import Kind
+from app.projections.live_history import live_history
 from app.projections.model import project_model
 from app.projections.types import ProjectionContext
 from tests.context.histories import (
@@ -39,6 +38,12 @@ def summarized_ids(selection):
     return [m.id for m in selection.to_summarize]
 
 
+def compaction_of(messages, summary, *, boundary_id, summary_id, **selecting):
+    """Select and build in one step, as for a summary the caller already has."""
+    selection = select_compaction(messages, **selecting)
+    return build_compaction(selection, summary, boundary_id=boundary_id, summary_id=summary_id)
+
+
 def written(messages, plan):
     """The history as the store would hold it after writing the plan: both messages appended."""
     start = max(m.seq for m in messages) + 1
@@ -60,9 +65,6 @@ def turns(count, tokens=100):
 @pytest.mark.parametrize("text", ["", "   ", "\n\t \n"])
 def test_empty_or_whitespace_summary_is_refused(text):
     messages = history(*turns(3))
-    with pytest.raises(CompactionRefused) as refused:
-        plan_compaction(messages, text, boundary_id="b1", summary_id="s1", policy=TailPolicy())
-    assert refused.value.reason == "empty_summary"
     selection = select_compaction(messages, policy=TailPolicy(max_tokens=100))
     with pytest.raises(CompactionRefused) as refused:
         build_compaction(selection, text, boundary_id="b1", summary_id="s1")
@@ -100,7 +102,7 @@ def test_through_message_that_splits_a_call_from_its_result_is_refused():
 
 def test_plan_writes_a_boundary_and_its_summary_as_system_records():
     messages = history(*turns(3))
-    plan = plan_compaction(
+    plan = compaction_of(
         messages, f"  {SUMMARY}\n", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200)
     )
     boundary_message, summary_message = plan.messages
@@ -131,13 +133,13 @@ def test_plan_writes_a_boundary_and_its_summary_as_system_records():
     }
 
 
-def test_written_messages_promote_to_the_compaction_kinds_and_shape_the_next_window():
+def test_written_messages_promote_to_the_compaction_kinds_and_shape_the_next_live_history():
     messages = history(*turns(3))
-    plan = plan_compaction(messages, SUMMARY, boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200))
+    plan = compaction_of(messages, SUMMARY, boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200))
     after = written(messages, plan)
     assert [m.kind for m in after[-2:]] == [Kind.COMPACT_BOUNDARY, Kind.COMPACT_SUMMARY]
-    window = history_window(after)
-    assert [m.id for m in window.messages] == ["s1", "m5", "m6"]
+    live = live_history(after)
+    assert [m.id for m in live.messages] == ["s1", "m5", "m6"]
 
 
 def test_summarizer_source_and_model_are_recorded():
@@ -265,9 +267,7 @@ def test_explicit_through_message_is_honoured_exactly():
 
 def test_second_compaction_updates_the_previous_summary_and_supersedes_it():
     first = history(*turns(3))
-    plan1 = plan_compaction(
-        first, "## Goal\nfirst", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200)
-    )
+    plan1 = compaction_of(first, "## Goal\nfirst", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200))
     session = written(first, plan1) + history(*turns(2), start_seq=9)
     selection = select_compaction(session, policy=TailPolicy(max_tokens=200))
     assert selection.previous is not None and selection.previous.boundary.id == "b1"
@@ -275,21 +275,19 @@ def test_second_compaction_updates_the_previous_summary_and_supersedes_it():
     assert summarized_ids(selection) == ["m5", "m6", "m9", "m10"]
     plan2 = build_compaction(selection, "## Goal\nsecond", boundary_id="b2", summary_id="s2")
     assert plan2.boundary.metadata["compaction"]["previousBoundaryId"] == "b1"
-    window = history_window(written(session, plan2))
-    assert [m.id for m in window.messages] == ["s2", "m11", "m12"]
+    live = live_history(written(session, plan2))
+    assert [m.id for m in live.messages] == ["s2", "m11", "m12"]
 
 
 def test_second_compaction_cut_inside_the_old_tail_leaves_the_old_records_out():
     first = history(*turns(3))
-    plan1 = plan_compaction(
-        first, "## Goal\nfirst", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=400)
-    )
+    plan1 = compaction_of(first, "## Goal\nfirst", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=400))
     session = written(first, plan1)
-    plan2 = plan_compaction(
+    plan2 = compaction_of(
         session, "## Goal\nsecond", boundary_id="b2", summary_id="s2", policy=TailPolicy(), through_message_id="m3"
     )
-    window = history_window(written(session, plan2))
-    assert [m.id for m in window.messages] == ["s2", "m4", "m5", "m6"]
+    live = live_history(written(session, plan2))
+    assert [m.id for m in live.messages] == ["s2", "m4", "m5", "m6"]
 
 
 # Through the views ---------------------------------------------------------------------------------------
@@ -305,7 +303,7 @@ def test_model_view_after_a_compaction_sends_the_summary_then_the_kept_tail_with
         result("c2", "file b", tokens=100),
         assistant("done", tokens=100),
     )
-    plan = plan_compaction(messages, SUMMARY, boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=250))
+    plan = compaction_of(messages, SUMMARY, boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=250))
     projection = project_model(written(messages, plan), ProjectionContext())
     assert [m.source_message_ids for m in projection.messages] == [("s1",), ("m5",), ("m6",), ("m7",)]
     assert SUMMARY in projection.messages[0].content
@@ -329,9 +327,7 @@ def test_summariser_transcript_is_the_compact_view_of_what_is_summarised():
 
 def test_previous_summary_goes_apart_not_into_the_transcript():
     first = history(*turns(3))
-    plan = plan_compaction(
-        first, "## Goal\nfirst", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200)
-    )
+    plan = compaction_of(first, "## Goal\nfirst", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200))
     session = written(first, plan) + history(*turns(2), start_seq=9)
     selection = select_compaction(session, policy=TailPolicy(max_tokens=200))
     transcript = compact_transcript(selection)
@@ -354,8 +350,9 @@ def test_a_reused_call_id_pairs_each_result_with_the_newest_call_before_it():
 
 
 def test_an_orphan_result_does_not_pin_the_cut():
+    # The model view drops both results (no call before them), so they cost nothing.
     messages = history(
         result("ghost", tokens=100), user("a", tokens=100), assistant("b", tokens=100), result("ghost", tokens=100)
     )
-    selection = select_compaction(messages, policy=TailPolicy(max_tokens=250))
+    selection = select_compaction(messages, policy=TailPolicy(max_tokens=150))
     assert tail_ids(selection) == ["m3", "m4"]

@@ -1,5 +1,4 @@
 from app.context.accounting import (
-    PRUNED_TOOL_RESULT_TEXT,
     account_context,
     compaction_threshold,
     pruned_tokens,
@@ -8,6 +7,9 @@ from app.context.accounting import (
 from app.context.config import ThresholdPolicy
 from app.context.window import ContextWindow
 from app.engine.tokens import estimate_tokens
+from app.projections.framing import SUMMARY_PREAMBLE, reminder_frame, summary_frame
+from app.projections.model import project_model
+from app.projections.tool_output import CLEARED
 from app.projections.types import ProjectionContext
 from tests.context.histories import (
     MODEL,
@@ -34,6 +36,16 @@ def account(messages, **kw):
     kw.setdefault("ctx", CTX)
     kw.setdefault("policy", POLICY)
     return account_context(messages, **kw)
+
+
+def framed_summary(text: str = "## Goal\nfix login") -> int:
+    """What a summary costs as the model view sends it: wrapped as earlier history."""
+    return estimate_tokens(summary_frame(SUMMARY_PREAMBLE, text))
+
+
+def sent(messages, ctx=CTX) -> int:
+    """What the model view sends for ``messages``, estimated as a whole (for views that change every one)."""
+    return sum(estimate_tokens(message.content) for message in project_model(messages, ctx).messages)
 
 
 # Threshold -----------------------------------------------------------------------------------------------
@@ -124,6 +136,17 @@ def test_errored_aborted_and_synthetic_usage_is_skipped():
         assert report.usage is not None and report.usage.message_id == "m2"
 
 
+def test_the_usage_of_an_answer_the_view_leaves_out_as_empty_still_counts():
+    report = account(history(user("x", tokens=10), assistant(" ", tokens=1, usage=usage(2_000)), user("y", tokens=7)))
+    assert report.usage is not None and (report.usage.message_id, report.total_tokens) == ("m2", 2_007)
+
+
+def test_usage_of_a_message_kept_out_of_the_model_context_is_skipped():
+    off = assistant("side", tokens=5, usage=usage(9_000), eligibleForModelContext=False)
+    report = account(history(user("x", tokens=10), assistant("ok", tokens=5, usage=usage(2_000)), off))
+    assert report.usage is not None and report.usage.message_id == "m2"
+
+
 def test_usage_from_another_model_is_skipped():
     messages = history(assistant("y", tokens=5, usage=usage(9_000), model="gpt-4o"), user("x", tokens=10))
     report = account(messages)
@@ -157,7 +180,7 @@ def test_usage_before_the_newest_boundary_is_stale():
     )
     report = account(messages)
     assert report.basis == "estimate"
-    assert report.total_tokens == 70
+    assert report.total_tokens == framed_summary("## Goal\nsummary") + 40
     assert report.applied_compact_boundary_id == "b1"
 
 
@@ -169,7 +192,7 @@ def test_usage_in_the_kept_tail_is_stale_too():
         summary("b1", tokens=30),
     )
     report = account(messages)
-    assert (report.basis, report.total_tokens) == ("estimate", 80)
+    assert (report.basis, report.total_tokens) == ("estimate", framed_summary() + 50)
 
 
 def test_usage_after_the_boundary_counts():
@@ -202,7 +225,7 @@ def test_sections_split_system_summary_messages_tool_results_and_reasoning():
     report = account(messages)
     assert report.sections.as_dict() == {
         "system": 0,
-        "summary": 30,
+        "summary": framed_summary(),
         "messages": 40 + 50 + 20,
         "toolResults": 500,
         "reasoning": 100,
@@ -232,10 +255,23 @@ def test_pruned_tool_result_costs_its_stub_not_its_stored_estimate():
                 "type": "tool-result",
                 "toolCallId": "c1",
                 "toolName": "Read",
-                "output": {"type": "text", "value": PRUNED_TOOL_RESULT_TEXT},
+                "output": {"type": "text", "value": CLEARED},
             }
         ]
     )
+
+
+def test_a_result_the_view_drops_for_want_of_its_call_is_not_counted():
+    messages = history(
+        user("x", tokens=100), result("ghost", tokens=700), call("c1", tokens=10), result("c1", tokens=5)
+    )
+    report = account(messages)
+    assert (report.sections.tool_results, report.total_tokens) == (5, 115)
+
+
+def test_an_empty_message_the_view_hides_is_not_counted():
+    report = account(history(user("x", tokens=100), user("  ", tokens=9), assistant("", tokens=9)))
+    assert report.total_tokens == 100
 
 
 def test_messages_the_model_never_sees_are_not_counted():
@@ -249,7 +285,7 @@ def test_messages_the_model_never_sees_are_not_counted():
 
 def test_bash_execution_counts_its_output():
     messages = history(message("user", "ls", tokens=1, runtimeKind="bash_execution", output="x" * 400))
-    assert account(messages).total_tokens == 101
+    assert account(messages).total_tokens == sent(messages) > 100
 
 
 def test_report_serialises_to_camel_case():
@@ -282,10 +318,10 @@ def test_reasoning_from_another_model_is_not_counted_when_the_view_drops_it():
 
 
 def test_reasoning_is_not_counted_when_excluded():
-    messages = history(assistant("answer", reasoning="r" * 400, tokens=150))
+    messages = history(assistant("answer", reasoning="r" * 400))
     ctx = ProjectionContext(provider=PROVIDER, model=MODEL, include_reasoning=False)
     report = account(messages, ctx=ctx)
-    assert (report.sections.reasoning, report.sections.messages) == (0, 50)
+    assert (report.sections.reasoning, report.sections.messages) == (0, estimate_tokens("answer"))
 
 
 def test_a_result_over_the_soft_limit_costs_what_the_view_keeps():
@@ -304,8 +340,9 @@ def test_results_left_out_by_the_view_cost_their_placeholder():
 
 def test_bash_output_is_cut_like_a_tool_result():
     bash = message("user", "cat log", tokens=2, runtimeKind="bash_execution", output="x" * 40_000)
-    report = account(history(bash), ctx=ProjectionContext(model=MODEL, tool_result_soft_limit_chars=400))
-    assert report.total_tokens == 102
+    ctx = ProjectionContext(model=MODEL, tool_result_soft_limit_chars=400)
+    report = account(history(bash), ctx=ctx)
+    assert report.total_tokens == sent(history(bash), ctx) < 150
 
 
 def test_ui_only_records_are_not_counted():
@@ -317,12 +354,34 @@ def test_ui_only_records_are_not_counted():
     assert account(messages).total_tokens == 10
 
 
+def test_apply_compact_boundary_off_counts_the_whole_history_the_view_then_sends():
+    messages = history(
+        user("x", tokens=100),
+        assistant("y", tokens=50, usage=usage(9_000)),
+        boundary("b1", through="m2"),
+        summary("b1", tokens=30),
+        user("z", tokens=40),
+    )
+    report = account(messages, ctx=ProjectionContext(provider=PROVIDER, model=MODEL, apply_compact_boundary=False))
+    assert report.applied_compact_boundary_id is None
+    assert (report.usage.message_id, report.total_tokens) == ("m2", 9_040)
+
+
+def test_a_view_given_by_the_caller_is_counted_as_the_one_built_here():
+    messages = history(user("x", tokens=100), call("c1", tokens=10), result("c1", "x" * 9_000))
+    ctx = ProjectionContext(model=MODEL, tool_result_soft_limit_chars=400)
+    assert account(messages, ctx=ctx, view=project_model(messages, ctx)) == account(messages, ctx=ctx)
+
+
 def test_agent_switch_marked_as_reminder_and_reminders_count_as_system_when_injected():
     messages = history(
         user("x", tokens=10),
         message("system", "now in build mode", tokens=7, runtimeKind="agent_switch_note", tags=["reminder"]),
         message("system", "remember the tests", tokens=5, runtimeKind="runtime_reminder"),
     )
-    assert account(messages).sections.system == 12
+    framed = estimate_tokens(reminder_frame("now in build mode")) + estimate_tokens(
+        reminder_frame("remember the tests")
+    )
+    assert account(messages).sections.system == framed
     quiet = account(messages, ctx=ProjectionContext(model=MODEL, inject_runtime_reminder=False))
     assert quiet.sections.system == 0

@@ -6,19 +6,18 @@ from itertools import accumulate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.context.accounting import ContextReport, _costs, account_context, model_tokens, sent_to_model, usage_tokens
+from app.context.accounting import ContextReport, account_context, sent_messages, usage_tokens
 from app.context.compaction import build_compaction, select_compaction
 from app.context.config import PrunePolicy, TailPolicy, ThresholdPolicy
 from app.context.errors import CompactionRefused
-from app.context.history_window import history_window
 from app.context.pruning import plan_prune
 from app.context.window import ContextWindow
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.engine.tokens import estimate_tokens
+from app.projections.live_history import COMPACTION_KINDS, applied_compaction, live_history
 from app.projections.model import project_model
 from app.projections.types import ProjectionContext
-from app.projections.window import COMPACTION_KINDS, select_window
 from tests.context.histories import MODEL, assistant, boundary, message, summary, usage, user
 from tests.context.histories import history as numbered
 from tests.strategies import PROVIDER_MODELS, engine_histories
@@ -58,7 +57,7 @@ def test_kept_tail_never_splits_a_tool_call_from_its_result(messages, budget, tu
         selection = select_compaction(messages, policy=TailPolicy(max_tokens=budget, max_user_turns=turns))
     except CompactionRefused as refused:
         assert refused.reason == "nothing_to_compact"
-        assert [m for m in history_window(messages).messages if m.kind is not Kind.COMPACT_SUMMARY] == []
+        assert [m for m in live_history(messages).messages if m.kind is not Kind.COMPACT_SUMMARY] == []
         return
     assert selection.to_summarize
     assert not selection.kept_tail or selection.kept_tail[0].role != "tool"
@@ -67,7 +66,7 @@ def test_kept_tail_never_splits_a_tool_call_from_its_result(messages, budget, tu
 
 @SETTINGS
 @given(histories, budgets)
-def test_after_writing_a_compaction_the_window_is_its_summary_and_exactly_the_kept_tail(messages, budget):
+def test_after_writing_a_compaction_the_live_history_is_its_summary_and_exactly_the_kept_tail(messages, budget):
     try:
         selection = select_compaction(messages, policy=TailPolicy(max_tokens=budget))
     except CompactionRefused:
@@ -76,8 +75,8 @@ def test_after_writing_a_compaction_the_window_is_its_summary_and_exactly_the_ke
     start = max(m.seq for m in messages) + 1
     appended = numbered(*(message(m.role, m.content, id=m.id, **m.metadata) for m in plan.messages), start_seq=start)
     after = [*messages, *appended]
-    window = history_window(after)
-    assert [m.id for m in window.messages] == ["new-s", *(m.id for m in selection.kept_tail)]
+    live = live_history(after)
+    assert [m.id for m in live.messages] == ["new-s", *(m.id for m in selection.kept_tail)]
     projection = project_model(after, ProjectionContext())
     assert projection.messages[0].source_message_ids == ("new-s",)
     assert projection.diagnostics.applied_compact_boundary_id == "new-b"
@@ -109,10 +108,10 @@ def test_pruning_only_marks_old_unprotected_results_and_only_when_worth_it(messa
     )
     plan = plan_prune(messages, policy)
     by_id = {m.id: m for m in messages}
-    window = history_window(messages).messages
-    users = [i for i, m in enumerate(window) if m.kind is Kind.USER_INPUT and m.metadata.get("synthetic") is not True]
+    live = live_history(messages).messages
+    users = [i for i, m in enumerate(live) if m.kind is Kind.USER_INPUT and m.metadata.get("synthetic") is not True]
     protected_from = users[-2] if len(users) >= 2 else 0
-    protected_ids = {m.id for m in window[protected_from:]} if len(users) >= 2 else {m.id for m in window}
+    protected_ids = {m.id for m in live[protected_from:]} if len(users) >= 2 else {m.id for m in live}
     for id_ in plan.message_ids:
         pruned = by_id[id_]
         assert pruned.kind is Kind.TOOL_RESULT
@@ -122,7 +121,7 @@ def test_pruning_only_marks_old_unprotected_results_and_only_when_worth_it(messa
     assert plan.tokens_saved == 0 if not plan.message_ids else plan.tokens_saved >= minimum
 
 
-# The one-pass accounting and the fast history window against the way they were first written ---------------
+# The accounting against the model view, and the fast live history against the way it was first written -------
 
 SECTION_OF = {
     Kind.SYSTEM_NOTE: "system",
@@ -187,16 +186,16 @@ contexts = st.builds(
 )
 
 
-def reference_window(messages: list[EngineMessage]) -> list[EngineMessage]:
+def reference_live_history(messages: list[EngineMessage]) -> list[EngineMessage]:
     unique: dict[str, EngineMessage] = {}
     for m in messages:
         unique.setdefault(m.id, m)
     ordered = sorted(unique.values(), key=lambda m: m.seq)
-    window = select_window(ordered)
-    if window is None:
+    applied = applied_compaction(ordered)
+    if applied is None:
         return [m for m in ordered if m.kind not in COMPACTION_KINDS]
-    kept = [m for m in ordered if m.seq >= window.tail_start_seq and m.kind not in COMPACTION_KINDS]
-    return [window.compaction.summary, *kept]
+    kept = [m for m in ordered if m.seq >= applied.tail_start_seq and m.kind not in COMPACTION_KINDS]
+    return [applied.compaction.summary, *kept]
 
 
 def counted(report: ContextReport) -> dict:
@@ -205,19 +204,19 @@ def counted(report: ContextReport) -> dict:
 
 
 def reference_report(messages: list[EngineMessage], ctx: ProjectionContext, request_tokens: int) -> dict:
-    """Each sent message costed on its own, the anchor found by sorting the sent messages by seq."""
-    window = history_window(messages)
-    sent = [m for m in window.messages if sent_to_model(m, ctx)]
+    """The view's messages costed one by one, the anchor found by sorting all messages newest first."""
+    view = project_model(messages, ctx)
+    sent = sent_messages(view, messages)
     sections = {"system": max(request_tokens, 0), "summary": 0, "messages": 0, "toolResults": 0, "reasoning": 0}
-    for m in sent:
-        tokens, reasoning = _costs(m, ctx)
-        sections[SECTION_OF.get(m.kind, "messages")] += tokens
-        sections["reasoning"] += reasoning
-    stale = window.boundary_seq
-    for m in sorted(sent, key=lambda m: m.seq, reverse=True):
+    for each in sent:
+        sections[SECTION_OF.get(each.message.kind, "messages")] += each.tokens
+        sections["reasoning"] += each.reasoning
+    applied = view.diagnostics.applied_compact_boundary_id
+    stale = next((m.seq for m in messages if m.id == applied), None)
+    for m in sorted(messages, key=lambda m: m.seq, reverse=True):
         tokens = usage_tokens(m, ctx.model, {}) if stale is None or m.seq > stale else None
         if tokens is not None:
-            after = sum(model_tokens(n, ctx) for n in sent if n.seq > m.seq)
+            after = sum(later.total for later in sent if later.message.seq > m.seq)
             anchor = {"messageId": m.id, "tokens": tokens}
             return {"sections": sections, "usage": anchor, "tokensAfterUsage": after, "totalTokens": tokens + after}
     total = sum(sections.values())
@@ -225,19 +224,29 @@ def reference_report(messages: list[EngineMessage], ctx: ProjectionContext, requ
 
 
 @SETTINGS
-@given(given_histories())
-def test_history_window_is_the_deduplicated_history_by_seq_whatever_order_it_comes_in(messages):
-    assert list(history_window(messages).messages) == reference_window(messages)
+@given(given_histories(), contexts)
+def test_the_accounting_counts_exactly_what_the_model_view_sends(messages, ctx):
+    """Sent means in the view's output, and a message costs the estimate of what the view sends for it (the
+    histories here store ``estimate_tokens`` of their content, as the store does)."""
+    view = project_model(messages, ctx)
+    sent = sent_messages(view, messages)
+    assert [each.message.id for each in sent] == [id_ for m in view.messages for id_ in m.source_message_ids]
+    assert {each.message.id for each in sent}.isdisjoint(view.diagnostics.hidden_message_ids)
+    for each, projected in zip(sent, view.messages, strict=True):
+        assert each.total == estimate_tokens(projected.content)
+        assert each.reasoning == estimate_tokens(list(projected.reasoning))
+        assert all(any(part is given for given in projected.content) for part in projected.reasoning)
 
 
 @SETTINGS
-@given(given_histories(), contexts, st.integers(-5, 300), st.data())
-def test_accounting_matches_costing_each_sent_message_on_its_own(messages, ctx, request_tokens, data):
-    results = [m.token_estimate for m in messages if m.kind is Kind.TOOL_RESULT]
-    if results and data.draw(st.booleans()):
-        # Around four times a result's estimate, where it stops being a result that cannot be cut.
-        edge = 4 * data.draw(st.sampled_from(results)) + data.draw(st.sampled_from([-1, 0, 1]))
-        ctx = replace(ctx, tool_result_soft_limit_chars=edge)
+@given(given_histories())
+def test_live_history_is_the_deduplicated_history_by_seq_whatever_order_it_comes_in(messages):
+    assert list(live_history(messages).messages) == reference_live_history(messages)
+
+
+@SETTINGS
+@given(given_histories(), contexts, st.integers(-5, 300))
+def test_accounting_sums_the_sent_messages_by_section_from_the_newest_usage_that_counts(messages, ctx, request_tokens):
     report = account_context(
         messages,
         window=ContextWindow(None, "none"),
@@ -251,7 +260,7 @@ def test_accounting_matches_costing_each_sent_message_on_its_own(messages, ctx, 
 @st.composite
 def answered_histories(draw: st.DrawFn) -> list[EngineMessage]:
     """Users and answers whose usage counts or not, with seq ties, maybe compacted with a kept tail (the summary
-    then heads a window older than itself): where the usage anchor and the tokens after it are decided."""
+    then heads a live history older than itself): where the usage anchor and the tokens after it are decided."""
     built = [
         user("next", tokens=draw(st.integers(0, 50)))
         if draw(_ONE_IN_THREE) == 0

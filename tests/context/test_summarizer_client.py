@@ -38,7 +38,6 @@ async def test_good_answer_is_returned_cleaned(summarizer, model_server):
     model_server.answer_chat(f"<think>hmm</think>\n{GOOD}\n")
     result = await summarizer.summarize(CHAT, previous_summary="## Goal\nold")
     assert result.text == GOOD
-    assert (result.finish_reason, result.usage["total_tokens"]) == ("stop", 120)
 
 
 async def test_request_is_a_plain_chat_completion_with_the_fixed_prompt(summarizer, model_server):

@@ -3,6 +3,7 @@
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import yaml
@@ -36,3 +37,32 @@ def test_compose_runs_the_service_against_a_healthy_postgres_16_or_newer() -> No
     assert service["environment"]["DATABASE_URL"].startswith("postgresql+asyncpg://")
     assert "@postgres:5432/" in service["environment"]["DATABASE_URL"]
     assert service["build"] == "."
+
+
+def locked() -> dict[str, str]:
+    """Name to pinned version, for every package in requirements.lock."""
+    pins = re.findall(r"^([A-Za-z0-9._-]+)==(\S+)", (ROOT / "requirements.lock").read_text(), re.M)
+    return {name.lower().replace("_", "-"): version for name, version in pins}
+
+
+def test_the_lock_pins_every_dependency_and_the_build_backend_with_hashes() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    wanted = [re.split(r"[<>=!~\[; ]", requirement)[0].lower() for requirement in project["project"]["dependencies"]]
+    pins = locked()
+    assert [name for name in [*wanted, "setuptools"] if name not in pins] == []
+    entries = re.split(r"^(?=[A-Za-z0-9._-]+==)", (ROOT / "requirements.lock").read_text(), flags=re.M)[1:]
+    assert len(entries) == len(pins)
+    assert [entry.split()[0] for entry in entries if "--hash=sha256:" not in entry] == []
+
+
+def test_the_image_installs_only_from_the_lock_checking_hashes() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "pip install --require-hashes --no-deps -r requirements.lock" in dockerfile
+    assert "pip install --no-deps --no-build-isolation ." in dockerfile
+    assert re.search(r"^COPY .*requirements\.lock", dockerfile, re.M)
+
+
+def test_ci_audits_the_lock_for_known_vulnerabilities() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "pip-audit --disable-pip --no-deps --require-hashes -r requirements.lock" in ci
+    assert "|| exit 1" in ci.split("pip-audit --disable-pip", 1)[1].splitlines()[0]

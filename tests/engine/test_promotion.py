@@ -1,13 +1,17 @@
-"""Promotion: every kind of DESIGN section 3, inferred or claimed, and why a claim is ignored."""
+"""Promotion: every kind, inferred or claimed, and why a claim is ignored."""
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.engine.kinds import Kind, Role
 from app.engine.persisted import Content, PersistedMessage
-from app.engine.promotion import ALLOWED_ROLES, infer_kind, promote
+from app.engine.promotion import ALLOWED_ROLES, infer_kind, promote, promote_all
+from tests.strategies import histories
 
 CALL = {"type": "tool-call", "toolCallId": "c1", "toolName": "Read", "input": {"path": "a.ts"}}
 RESULT = {
@@ -139,3 +143,27 @@ def test_promote_without_runtime_kind_has_no_note() -> None:
         created_at=datetime(2026, 4, 8, tzinfo=UTC),
     )
     assert promote(stored).promotion_note is None
+
+
+_CLAIMS = st.sampled_from([None, None, *Kind, "not-a-kind", 3])
+
+
+@st.composite
+def claimed_histories(draw: st.DrawFn) -> list[PersistedMessage]:
+    """Random histories whose messages now and then claim a ``runtimeKind``, fitting or not."""
+    messages = draw(histories())
+    claims = [draw(_CLAIMS) for _ in messages]
+    return [
+        replace(message, metadata={**message.metadata, "runtimeKind": claim}) if claim is not None else message
+        for message, claim in zip(messages, claims, strict=True)
+    ]
+
+
+@given(claimed_histories())
+def test_promoting_a_window_gives_each_message_the_kind_and_note_infer_kind_gives(
+    history: list[PersistedMessage],
+) -> None:
+    """``promote_rows`` skips ``infer_kind`` for a message claiming nothing and reads a system or user kind from
+    a table: what it gives must be what ``infer_kind`` gives."""
+    for message, promoted in zip(history, promote_all(history), strict=True):
+        assert (promoted.kind, promoted.promotion_note) == infer_kind(message.role, message.content, message.metadata)

@@ -1,6 +1,8 @@
 import orjson
+from hypothesis import given
+from hypothesis import strategies as st
 
-from app.engine.tokens import FILE_TOKENS, IMAGE_TOKENS, estimate_tokens
+from app.engine.tokens import BYTES_PER_TOKEN, FILE_TOKENS, IMAGE_TOKENS, estimate_tokens
 
 SCREENSHOT = "iVBORw0KGgo" * 50_000
 
@@ -68,3 +70,9 @@ def test_screenshot_inside_a_tool_result_costs_an_image_not_its_base64():
 def test_unknown_parts_cost_their_json():
     part = {"type": "tool-approval-request", "approvalId": "a", "toolCallId": "c"}
     assert estimate_tokens([part]) == -(-len(orjson.dumps(part)) // 4)
+
+
+@given(st.text(st.characters(codec=None, exclude_categories=())))
+def test_any_text_costs_its_utf8_bytes_over_four_the_ascii_shortcut_included(text: str) -> None:
+    """ASCII text is measured by its length, without encoding it: a byte per character, like the encoding."""
+    assert estimate_tokens(text) == -(-len(text.encode("utf-8", "surrogatepass")) // BYTES_PER_TOKEN)

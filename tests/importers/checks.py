@@ -2,8 +2,7 @@
 is answered or reported, every view lists what it should, and every provider accepts the ``/chat`` payload.
 
 ``append_problems`` validates one message at a time, so a failure names the message; it also runs the
-write-time storability check, which refuses NUL characters and unpaired surrogates until storage is made
-lossless: those are reported as gaps of the current schema, never worked around in the importer.
+write-time storability check (integers past 64 bits, nesting past the limit; any text is storable).
 """
 
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from app.projections.projector import project
 from app.projections.types import ProjectionContext, View
 from app.providers.chat_request import build_chat_request
 from app.providers.registry import SUPPORTED_PROVIDERS
+from app.settings import Settings
 from app.store.storable import storable_size
 from tests.providers.payload_check import problems
 
@@ -35,6 +35,8 @@ MODELS = {
     "ai-sdk": "anthropic/claude-sonnet-4-5",
 }
 """A target model per provider; the Anthropic target is the session's own model when it names one."""
+MAX_JSON_DEPTH: int = Settings.model_fields["max_json_depth"].default
+"""The nesting the service refuses past unless configured otherwise."""
 TOOLS = [{"name": "Read", "description": "Read a file", "inputSchema": {"type": "object"}}]
 
 
@@ -48,8 +50,8 @@ def append_problems(session: ImportedSession) -> list[str]:
             reasons = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()]
             found.append(f"{message.id}: {'; '.join(reasons)}")
         try:
-            storable_size(message.content, "content")
-            storable_size(message.metadata, "metadata")
+            storable_size(message.content, "content", MAX_JSON_DEPTH)
+            storable_size(message.metadata, "metadata", MAX_JSON_DEPTH)
         except InvalidInput as error:
             found.append(f"{message.id}: {error.detail}")
     return found

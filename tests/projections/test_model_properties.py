@@ -7,29 +7,13 @@ from hypothesis import strategies as st
 
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
+from app.projections.live_history import live_history_start_seq, newest_complete_compaction
 from app.projections.model import project_model
 from app.projections.types import ProjectionContext
-from app.projections.window import newest_complete_compaction, window_start_seq
 from tests.projections.invariants import assert_calls_next_to_results
-from tests.strategies import PROVIDER_MODELS, engine_histories
+from tests.strategies import contexts, engine_histories
 
 FAST = settings(max_examples=80, deadline=None)
-
-
-@st.composite
-def contexts(draw: st.DrawFn) -> ProjectionContext:
-    provider, model = draw(st.sampled_from([(None, None), *PROVIDER_MODELS]))
-    return ProjectionContext(
-        provider=provider,
-        model=model,
-        include_reasoning=draw(st.booleans()),
-        reasoning_fallback=draw(st.sampled_from(["drop", "text"])),
-        include_tool_results=draw(st.integers(0, 4)) > 0,
-        tool_result_soft_limit_chars=draw(st.sampled_from([0, 50, 50_000])),
-        apply_compact_boundary=draw(st.integers(0, 4)) > 0,
-        inject_runtime_reminder=draw(st.booleans()),
-        readable_media=draw(st.sampled_from([None, (), ("image/*",)])),
-    )
 
 
 @FAST
@@ -107,19 +91,21 @@ def test_applied_summary_comes_first_as_user_text(history: list[EngineMessage], 
 
 @FAST
 @given(engine_histories(), contexts())
-def test_the_store_window_gives_the_same_model_view(history: list[EngineMessage], ctx: ProjectionContext) -> None:
+def test_the_store_slice_of_the_live_history_gives_the_same_model_view(
+    history: list[EngineMessage], ctx: ProjectionContext
+) -> None:
     """The store reads seq >= S plus the linked summary; the model view must not notice.
 
     Only with applyCompactBoundary on: with it off the whole history is the context, and the store reads it all.
     """
-    start = window_start_seq(history)
+    start = live_history_start_seq(history)
     if start is None or not ctx.apply_compact_boundary:
         return
     compaction = newest_complete_compaction(history)
     assert compaction is not None
-    window = [m for m in history if m.seq >= start]
+    live = [m for m in history if m.seq >= start]
     # The store hands the summary over beside the rows, possibly twice; order is not promised either.
-    sliced = [compaction.summary, *reversed(window)]
+    sliced = [compaction.summary, *reversed(live)]
     full = project_model(history, ctx)
     part = project_model(sliced, ctx)
     assert part.messages == full.messages

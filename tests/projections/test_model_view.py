@@ -1,4 +1,4 @@
-"""The model view, one test per rule of DESIGN section 4 and issue 3."""
+"""The model view, one test per rule."""
 
 from typing import Any
 

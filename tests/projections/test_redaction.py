@@ -1,11 +1,12 @@
 """Secrets are masked in text, tool inputs and tool outputs; structure is never touched."""
 
-import time
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
-from app.projections.redaction import redact_content, redact_text, redact_value
+from app.projections.redaction import RULES, redact_content, redact_text, redact_value
 
 SECRETS = [
     ("sk-proj-" + "A1b2" * 10, "openai-key"),
@@ -20,13 +21,49 @@ SECRETS = [
     ("sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "stripe-key"),
     ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "jwt"),
     ("alice@example.com", "email"),
+    ("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret-key"),
+    ("npm_" + "a1B2c3D4e5" * 3 + "F6g7H8", "npm-token"),
+    ("hf_" + "AbCdEfGhIj" * 3 + "KlMn", "huggingface-token"),
+    ("glpat-" + "xY1_zW2-vU3" * 2, "gitlab-token"),
+    ("SG." + "a" * 22 + "." + "B" * 43, "sendgrid-key"),
+    ("SK" + "0123456789abcdef" * 2, "twilio-key"),
+    ("pypi-AgEIcHlwaS5vcmc" + "Q" * 60, "pypi-token"),
 ]
 
 
-@pytest.mark.parametrize(("secret", "label"), SECRETS)
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+NAMED_SECRETS = [
+    (f"aws_secret_access_key = {AWS_SECRET}", "aws_secret_access_key = ", "aws-secret-key"),
+    (f'"AWS_SECRET_ACCESS_KEY": "{AWS_SECRET}"', '"AWS_SECRET_ACCESS_KEY": "', "aws-secret-key"),
+    (
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + "Ab1+" * 22 + "==;EndpointSuffix=core",
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=",
+        "azure-storage-key",
+    ),
+]
+
+
+@pytest.mark.parametrize(("secret", "label"), [pair for pair in SECRETS if pair[1] != "aws-secret-key"])
 def test_known_credential_shapes_are_masked_with_their_label(secret: str, label: str) -> None:
     masked = redact_text(f"before {secret} after")
     assert masked == f"before [REDACTED:{label}] after"
+
+
+@pytest.mark.parametrize(("text", "kept", "label"), NAMED_SECRETS)
+def test_secrets_known_by_their_name_are_masked_and_the_name_kept(text: str, kept: str, label: str) -> None:
+    masked = redact_text(f"{text}\n")
+    assert masked.startswith(f"{kept}[REDACTED:{label}]")
+    assert "EXAMPLEKEY" not in masked and "Ab1+" not in masked
+
+
+def test_a_40_character_string_is_not_an_aws_secret_without_its_name() -> None:
+    text = "commit wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    assert redact_text(text) == text
+
+
+def test_a_named_secret_holding_a_known_shape_is_labelled_by_the_shape() -> None:
+    assert redact_text("OPENAI_API_KEY=sk-proj-" + "A1b2" * 10) == "OPENAI_API_KEY=[REDACTED:openai-key]"
+    assert redact_text("Authorization: Bearer ghp_" + "a" * 36) == "Authorization: Bearer [REDACTED:github-token]"
 
 
 def test_bearer_token_is_masked_but_the_scheme_kept() -> None:
@@ -77,8 +114,55 @@ def test_non_string_values_pass_through() -> None:
     assert redact_value({"exitCode": 1, "ok": True, "none": None}) == {"exitCode": 1, "ok": True, "none": None}
 
 
-def test_redaction_of_long_tool_output_takes_linear_time() -> None:
-    # Unbounded e-mail and URL patterns took over ten seconds on this; bounded, it is milliseconds.
-    started = time.perf_counter()
-    redact_text("a." * 20_000 + "a-" * 20_000)
-    assert time.perf_counter() - started < 2
+ADVERSARIAL_SEEDS = {
+    "private-key": ["-----BEGIN PRIVATE KEY-----", "-----BEGIN A B C "],
+    "password": ["a://b:", "ab://" + "c" * 40 + ":"],
+    "anthropic-key": ["sk-ant-", "sk-ant-a-"],
+    "openai-key": ["sk-", "sk-proj-a"],
+    "stripe-key": ["sk_live_", "rk_test_a "],
+    "google-api-key": ["AIza", "AIzaAAAA-"],
+    "github-token": ["ghp_", "github_pat_a-"],
+    "gitlab-token": ["glpat-", "GR1348941a "],
+    "aws-access-key": ["AKIA", "ASIAABC "],
+    "aws-secret-key": ["aws_secret_access_key=", "secret_access_key = 'a"],
+    "slack-token": ["xoxb-", "xoxp-a "],
+    "npm-token": ["npm_", "npm_a"],
+    "pypi-token": ["pypi-AgE", "pypi-AgEa."],
+    "huggingface-token": ["hf_", "hf_a"],
+    "sendgrid-key": ["SG.", "SG.aaaa."],
+    "twilio-key": ["SK", "SK0a"],
+    "azure-storage-key": ["AccountKey=", "SharedAccessKey=a"],
+    "jwt": ["eyJ-", "eyJaaaaa.eyJ"],
+    "bearer-token": ["bearer ", "Bearer\t"],
+    "secret": ["password=", "x_api_key: '"],
+    "email": ["a@", "a.", "a-", "a@b.", "a@b-"],
+}
+"""For each rule, text that starts a match again and again without finishing one: the shape on which a
+backtracking engine restarts the same scan at every position (``"eyJ-" * 100000`` took 40 s)."""
+
+
+def test_every_rule_has_adversarial_inputs() -> None:
+    assert set(ADVERSARIAL_SEEDS) == {rule.label for rule in RULES}
+
+
+def test_redaction_takes_linear_time_on_adversarial_text() -> None:
+    """Each seed repeated to a megabyte: linear matching finishes all of them in a few seconds here, while a
+    quadratic pattern would need minutes on any one of them, so the generous timeout cannot be reached by a
+    slow machine, only by quadratic work. A subprocess, so a runaway match can be stopped."""
+    script = (
+        "import sys\n"
+        "from app.projections.redaction import redact_text\n"
+        f"for seed in {sorted({seed for seeds in ADVERSARIAL_SEEDS.values() for seed in seeds})!r}:\n"
+        "    text = seed * (1_000_000 // len(seed))\n"
+        "    redact_text(text)\n"
+        "    redact_text('x ' + text + ' tail')\n"
+    )
+    try:
+        subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("redaction did not finish a megabyte of adversarial text in 120 s: a pattern is not linear")
+
+
+def test_the_probe_that_stalled_the_server_is_masked_nowhere_and_kept_whole() -> None:
+    text = "eyJ-" * 100_000
+    assert redact_text(text) == text

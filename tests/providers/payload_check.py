@@ -11,6 +11,7 @@ from tests.providers import rules, sdk_types
 
 def problems(provider: str, payload: dict[str, Any], *, model: str = "") -> list[str]:
     found = sdk_types.SDK_CHECKS[provider](payload) if provider in sdk_types.SDK_CHECKS else []
+    found += rules.sendable_text(provider, payload)
     if provider == "gemini":
         return found + rules.gemini(payload, model=model)
     return found + rules.RULES[provider](payload)

@@ -1,6 +1,6 @@
 """Payloads validated against the providers' own published types (openai, anthropic, google-genai).
 
-Two traps from reference/providers.md section 7 are handled here:
+Two traps of validating with the SDK types are handled here:
 - ``Iterable[...]`` fields of the SDK TypedDicts validate lazily: results are materialised while their
   ``TypeAdapter`` is alive (adapters live in a module-level cache; a collected one panics on iteration).
 - TypedDicts ignore unknown keys, which the APIs reject: every dict is walked against its TypedDict's keys.

@@ -2,8 +2,12 @@
 
 from typing import Any
 
+import pytest
+
 from app.engine.persisted import PersistedMessage
 from app.providers.chat_request import build_chat_request
+from app.providers.conversation import Settled, UnsettledMessage
+from app.providers.registry import ADAPTERS, SUPPORTED_PROVIDERS
 from tests.builders import (
     assistant,
     call_part,
@@ -194,3 +198,34 @@ def test_anthropic_image_over_5_mb_is_named_in_text() -> None:
     huge = image_part("iVBORw0KGgo" + "A" * (7 * 1024 * 1024))
     blocks = payload("anthropic", user([text_part("look"), huge]))["messages"][0]["content"]
     assert blocks[1]["type"] == "text" and "over Anthropic's 5 MB limit" in blocks[1]["text"]
+
+
+UNKNOWN = {"type": "hologram", "text": "?"}
+UNSETTLED = {
+    "a message of an unknown role": {"role": "developer", "content": [text_part("hi")]},
+    "an unknown user part": {"role": "user", "content": [UNKNOWN]},
+    "an unknown assistant part": {"role": "assistant", "content": [text_part("a"), UNKNOWN]},
+    "an unknown tool output": {
+        "role": "tool",
+        "content": [result_part("c1", output={"type": "v4-result", "value": "x"})],
+    },
+}
+"""What settle never lets through: each adapter that dispatches on it must refuse it, not drop it silently."""
+PASSED_THROUGH = {("ai-sdk", "an unknown user part"), ("ai-sdk", "an unknown assistant part")}
+"""The ai-sdk target copies user and assistant parts without dispatching on them."""
+
+
+@pytest.mark.parametrize(
+    ("provider", "what"),
+    [
+        (provider, what)
+        for provider in SUPPORTED_PROVIDERS
+        for what in UNSETTLED
+        if (provider, what) not in PASSED_THROUGH
+    ],
+)
+def test_an_adapter_refuses_what_settle_never_lets_through(provider: str, what: str) -> None:
+    calls = [{"role": "assistant", "content": [call_part("c1", "Read")]}] if what == "an unknown tool output" else []
+    settled = Settled(None, [{"role": "user", "content": [text_part("go")]}, *calls, UNSETTLED[what]])
+    with pytest.raises(UnsettledMessage):
+        ADAPTERS[provider](settled, model="m", tools=(), max_output_tokens=None)

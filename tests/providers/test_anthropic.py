@@ -1,5 +1,8 @@
 """The Anthropic adapter's shortcuts give what its general paths give, and it never edits what it is given.
 
+The shortcuts: a text-then-calls turn built in one pass, text results built without reading the output in
+general, and tool ids checked all at once and mapped only when one does not fit.
+
 The histories here skip ``settle`` on purpose: the adapter's output must not depend on which of its paths ran
 for any input, not only for a settled one. Tool-call ids come from a pool that fits, does not fit, and clashes
 (an id equal to the hash another id is mapped to).
@@ -7,11 +10,13 @@ for any input, not only for a settled one. Tool-call ids come from a pool that f
 
 import copy
 from typing import Any
+from unittest.mock import patch
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from app.projections.types import Repair
+from app.providers import anthropic
 from app.providers.anthropic import _assistant_blocks, _ordered_assistant_blocks, to_anthropic
 from app.providers.conversation import Settled
 from app.providers.media import Media
@@ -38,7 +43,7 @@ assistant_parts = st.one_of(
 )
 """Mostly text and calls (the shortcut's turn), often with what only the general path takes."""
 result_parts = st.one_of(
-    st.tuples(call_ids, st.sampled_from(["text", "error-text"]), st.sampled_from(["out", ""])).map(
+    st.tuples(call_ids, st.sampled_from(["text", "error-text"]), st.sampled_from(["out", "", " ", "a\nb"])).map(
         lambda drawn: result_part(drawn[0], drawn[2], output_type=drawn[1])
     ),
     call_ids.map(lambda call_id: result_part(call_id, output={"type": "json", "value": {"ok": True}})),
@@ -70,6 +75,13 @@ def test_a_text_then_calls_turn_takes_the_blocks_the_general_path_gives(parts: l
     assert (fast, fast_media, fast_repairs) == (general, general_media, general_repairs)
     assert set(fast_ids) == set(general_ids)
     assert parts == before
+
+
+@given(settled=conversations)
+def test_text_results_are_the_blocks_reading_the_output_gives(settled: Settled) -> None:
+    with patch.object(anthropic, "_text_result", return_value=None):
+        general = _build(settled)
+    assert _build(settled) == general
 
 
 @given(settled=conversations)

@@ -85,6 +85,20 @@ def test_append_to_a_role_that_is_absent_is_a_clear_error() -> None:
         ({"op": "append", "parts": []}, "mutations[0].parts"),
         ({"op": "append", "role": "system", "parts": [{"type": "image", "image": "x"}]}, "mutations[0].parts[0]"),
         ({"op": "append", "parts": [{"type": "text"}]}, "mutations[0].parts[0].text"),
+        ({"op": "append", "parts": [text_part("x"), "text"]}, "mutations[0].parts[1]"),
+        ({"op": "append", "parts": [text_part("x", tags=["a"])]}, "mutations[0].parts[0].tags"),
+        (
+            {"op": "append", "parts": [{"type": "file", "data": "JVBERi0=", "media_type": "application/pdf"}]},
+            "mutations[0].parts[0].mediaType",
+        ),
+        (
+            {"op": "append", "parts": [{"type": "image", "image": "x", "mediaType": 1}]},
+            "mutations[0].parts[0].mediaType",
+        ),
+        (
+            {"op": "append", "parts": [text_part("x", providerOptions={"a": 1})]},
+            "mutations[0].parts[0].providerOptions.a",
+        ),
         ({"op": "appendTo", "target": "first-user", "parts": [text_part("x")]}, "mutations[0].target"),
         ({"op": "insertAfter", "role": "user", "parts": [text_part("x")]}, "mutations[0].messageId"),
         ({"op": "append", "messageId": "m1", "parts": [text_part("x")]}, "mutations[0].messageId"),
@@ -94,6 +108,27 @@ def test_malformed_mutation_names_its_field(mutation: dict, field: str) -> None:
     with pytest.raises(InvalidMutation) as raised:
         parse_mutations([mutation])
     assert raised.value.extensions["field"] == field
+
+
+@pytest.mark.parametrize(
+    ("part", "detail"),
+    [
+        ({"type": "image", "image": "x"}, "a system mutation takes parts of type text"),
+        ({"type": "text"}, "a text part needs a string text"),
+        ({"type": "text", "text": "x", "tags": []}, "a text part does not take tags"),
+    ],
+)
+def test_a_mutation_part_is_checked_against_the_stored_part_shapes(part: dict, detail: str) -> None:
+    with pytest.raises(InvalidMutation) as raised:
+        parse_mutations([{"op": "append", "role": "system", "parts": [part]}])
+    assert raised.value.detail == detail
+
+
+def test_a_valid_mutation_part_goes_on_exactly_as_given() -> None:
+    part = {"type": "image", "image": "iVBORw0KGgo=", "providerOptions": {"openai": {"detail": "low"}}}
+    (mutation,) = parse_mutations([{"op": "append", "parts": [part]}])
+    assert mutation.parts == (part,)
+    assert list(mutation.parts[0]) == list(part)
 
 
 def test_mutations_are_reported_in_the_chat_diagnostics_and_reach_the_payload() -> None:
@@ -127,7 +162,7 @@ def test_inserting_after_a_tool_call_lands_after_its_result() -> None:
     assert "moved-after-tool-results" in [repair.rule for repair in request.diagnostics.repairs]
 
 
-def test_lone_surrogates_in_mutation_text_are_removed_and_reported_naming_the_message() -> None:
+def test_lone_surrogates_in_mutation_text_become_replacement_characters_reported_naming_the_message() -> None:
     messages, _, repairs = apply_mutations(
         HISTORY,
         parse_mutations(
@@ -138,23 +173,34 @@ def test_lone_surrogates_in_mutation_text_are_removed_and_reported_naming_the_me
             ]
         ),
     )
-    assert messages[2].content == [text_part("ab 😀")]  # the lone half removed, the pair joined
-    assert messages[3].content == [text_part("second"), text_part("P.S.")]
+    assert messages[2].content == [text_part("a\ufffdb 😀")]  # the lone half replaced, the pair kept
+    assert messages[3].content == [text_part("second"), text_part("P.S.\ufffd")]
     assert [(repair.rule, repair.detail, repair.message_ids) for repair in repairs] == [
-        ("unpaired-surrogates", "removed lone UTF-16 surrogates from mutations[0].parts", ()),
-        ("unpaired-surrogates", "removed lone UTF-16 surrogates from mutations[2].parts", ("u2",)),
+        ("unpaired-surrogates", "replaced 1 unpaired UTF-16 surrogate(s) with U+FFFD in mutations[0].parts", ()),
+        ("unpaired-surrogates", "replaced 1 unpaired UTF-16 surrogate(s) with U+FFFD in mutations[2].parts", ("u2",)),
     ]
 
 
-def test_lone_surrogates_are_removed_from_every_string_of_a_mutation_part() -> None:
+def test_lone_surrogates_are_replaced_in_every_string_of_a_mutation_part() -> None:
     mutation = {
         "op": "prepend",
         "role": "system",
         "parts": [text_part("rule\udfff", providerOptions={"anthropic": {"cacheControl": "\ud800"}})],
     }
     messages, _, repairs = apply_mutations(HISTORY, parse_mutations([mutation]))
-    assert messages[0].content == "rule"
+    assert messages[0].content == "rule\ufffd"
     assert [repair.rule for repair in repairs] == ["unpaired-surrogates"]
+
+
+def test_nul_characters_in_mutation_text_go_only_where_the_target_refuses_them() -> None:
+    mutation = {"op": "append", "parts": [text_part("a\x00b")]}
+    kept, _, none = apply_mutations(HISTORY, parse_mutations([mutation]))
+    removed, _, repairs = apply_mutations(HISTORY, parse_mutations([mutation]), remove_nul=True)
+    assert (kept[-1].content, none) == ([text_part("a\x00b")], [])
+    assert removed[-1].content == [text_part("ab")]
+    assert [(repair.rule, repair.detail) for repair in repairs] == [
+        ("nul-characters", "removed 1 NUL character(s) from mutations[0].parts")
+    ]
 
 
 def test_lone_surrogates_in_request_text_never_reach_the_payload() -> None:

@@ -1,6 +1,6 @@
-"""One regression test per provider 400 quoted in reference/providers.md, named after the error.
+"""One regression test per 400 a provider answers to a malformed history, named after the error's wording.
 
-Each test first shows that the checkers report the error on a payload shaped like the one in the issue
+Each test first shows that the checkers report the error on a payload shaped like the one that caused it
 (so the check is real), then builds the payload for a history that used to cause it and shows it passes.
 """
 

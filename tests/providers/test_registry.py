@@ -88,6 +88,27 @@ def test_invalid_tool_definition_names_the_tool(tool: dict) -> None:
     assert raised.value.extensions["field"] == "tools[0]"
 
 
+@pytest.mark.parametrize(
+    ("tool", "detail"),
+    [
+        ("Read", "a tool definition must be an object"),
+        ({"name": "Read", "parameters": {}, "input_schema": {}}, "unknown keys input_schema, parameters"),
+        ({"name": "Read\n"}, "name must match ^[a-zA-Z0-9_-]{1,64}$"),
+        ({"name": 7}, "name must match ^[a-zA-Z0-9_-]{1,64}$"),
+        ({"name": "Read", "description": 3}, "description must be a string"),
+        ({"name": "Read", "inputSchema": []}, "inputSchema must be a JSON Schema of type object"),
+        (
+            {"name": "Read", "description": "bad \ud800"},
+            "contains an unpaired UTF-16 surrogate, which no provider accepts",
+        ),
+    ],
+)
+def test_an_invalid_tool_definition_says_what_is_wrong(tool: object, detail: str) -> None:
+    with pytest.raises(InvalidToolDefinition) as raised:
+        build_payload("openai", MESSAGES, model="m", tools=[tool])  # type: ignore[list-item]
+    assert raised.value.detail == detail
+
+
 def test_a_tool_defined_twice_is_refused() -> None:
     with pytest.raises(InvalidToolDefinition):
         build_payload("openai", MESSAGES, model="m", tools=[TOOL, TOOL])  # type: ignore[arg-type]

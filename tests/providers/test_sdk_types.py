@@ -1,4 +1,4 @@
-"""The type checks themselves: they must see what pydantic lets through by default (providers.md section 7)."""
+"""The type checks themselves: they must see what pydantic lets through by default (lazy iterables, unknown keys)."""
 
 from tests.providers import sdk_types
 

@@ -3,7 +3,8 @@ and runs them on any other only from the turn where the first repair may be need
 
 Pinned here: this gives exactly what the repairing passes over the whole conversation give (messages, system
 text, repairs), on random histories, on their settled forms (where the passes are skipped) and on settled
-forms going on with random turns; and each broken promise sends the conversation through the passes.
+forms going on with random turns; and each broken promise sends the conversation through the passes. And
+within the passes, a message whose parts are clean as they are is what cleaning it part by part gives.
 """
 
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.engine.persisted import PersistedMessage
 from app.projections.types import Repair
@@ -65,6 +67,50 @@ def test_settle_gives_what_repairing_the_whole_conversation_gives(
     # from the last turn that kept its promises, and must reach the same result.
     assert_paths_agree(settled_form(chat) + chat_of(tail))
     assert_paths_agree(settled_form(chat) + settled_form(chat_of(tail)))
+
+
+_ROUGH_PARTS = st.sampled_from(
+    [
+        text_part(" \n"),
+        text_part(""),
+        reasoning_part(""),
+        reasoning_part("", signature=SIGNATURE),
+        {**call_part("c7", "Read"), "input": '{"path": "a"}'},
+        {**call_part("c7", "Read"), "input": "not json"},
+        {**call_part("c7", "Read"), "input": None},
+        {**call_part("c7", "Read"), "input": [1]},
+        call_part("c7", " "),
+        result_part("c7", " "),
+        result_part("c7", 7),
+        result_part("c7", output={"type": "json"}),
+        result_part("c7", output={"type": "content", "value": [text_part(" ")]}),
+        result_part("c7", output={"type": "v4"}),
+        {"type": "tool-approval-request", "approvalId": "a1", "toolCallId": "c7"},
+        {"type": "tool-approval-response", "approvalId": "a1", "approved": False},
+    ]
+)
+
+
+@st.composite
+def messages_to_clean(draw: st.DrawFn) -> dict[str, Any]:
+    """A message of a random history, its parts now and then joined by one no provider takes as it is."""
+    chat = [m for m in chat_of(draw(histories())) if m["role"] != "system"]
+    message = draw(st.sampled_from(chat)) if chat else {"role": "user", "content": [text_part("go")]}
+    content = list(message["content"])
+    if draw(st.booleans()):
+        content.insert(draw(st.integers(0, len(content))), draw(_ROUGH_PARTS))
+    return {**message, "content": content}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(message=messages_to_clean())
+def test_a_message_clean_as_it_is_is_what_cleaning_it_part_by_part_gives(message: dict[str, Any]) -> None:
+    fast_repairs: list[Repair] = []
+    general_repairs: list[Repair] = []
+    fast = conversation._clean(message, fast_repairs)
+    with patch.object(conversation, "_clean_as_is", return_value=False):
+        general = conversation._clean(message, general_repairs)
+    assert (fast, fast_repairs) == (general, general_repairs)
 
 
 def settled_chat() -> Chat:

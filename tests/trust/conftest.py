@@ -4,8 +4,9 @@ Each ``keyed_app`` runs its own lifespan against the session's test database; ro
 truncated afterwards, idempotency keys included, so the trust tests never see each other's keys.
 """
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 
 import httpx
 import orjson
@@ -13,6 +14,7 @@ import pytest
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 from sqlalchemy import text
+from starlette.types import Message
 
 from app.main import create_app
 from tests.conftest import settings_for_tests
@@ -47,3 +49,69 @@ async def keyed_app(trust_app: AppFactory) -> AsyncIterator[FastAPI]:
 def http_client(app: FastAPI, key: str | None = None) -> httpx.AsyncClient:
     headers = {"authorization": f"Bearer {key}"} if key else {}
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test", headers=headers)
+
+
+@dataclass
+class RawExchange:
+    """What a raw ASGI call sent back, and how many body bytes the app pulled through ``receive``."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    bytes_received: int
+
+
+async def raw_request(
+    app: FastAPI,
+    method: str,
+    path: str,
+    *,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+    chunks: Iterable[bytes] = (),
+    disconnect_after: bool = False,
+) -> RawExchange:
+    """Drives the app as a server would, one body chunk per ``receive``, counting the bytes taken; with
+    ``disconnect_after`` the client goes away once the chunks run out instead of finishing the body."""
+    pending = iter(chunks)
+    received = 0
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        nonlocal received
+        chunk = next(pending, None)
+        if chunk is None:
+            return {"type": "http.disconnect"}
+        received += len(chunk)
+        return {"type": "http.request", "body": chunk, "more_body": True}
+
+    async def receive_to_the_end() -> Message:
+        message = await receive()
+        if message["type"] == "http.disconnect" and not disconnect_after:
+            return {"type": "http.request", "body": b"", "more_body": False}
+        return message
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"test"), *headers],
+        "client": ("127.0.0.1", 50000),
+        "server": ("test", 80),
+    }
+    await app(scope, receive_to_the_end, send)
+    start = next((message for message in sent if message["type"] == "http.response.start"), None)
+    body = b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")
+    if start is None:
+        return RawExchange(status=0, headers={}, body=b"", bytes_received=received)
+    raw_headers: list[tuple[bytes, bytes]] = start["headers"]
+    decoded = {name.decode("latin-1"): value.decode("latin-1") for name, value in raw_headers}
+    return RawExchange(status=start["status"], headers=decoded, body=body, bytes_received=received)

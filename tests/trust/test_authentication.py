@@ -1,13 +1,15 @@
 """The walls each key meets over HTTP: no key 401, a reader cannot write, a writer cannot write reserved
 kinds or delete, a runtime can do everything, and another tenant's session does not exist."""
 
+import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fastapi import FastAPI
 
 from tests.api.wire import assistant, tool_call, tool_result, user
-from tests.trust.conftest import AppFactory, http_client
+from tests.trust.conftest import AppFactory, http_client, raw_request
 from tests.trust.keys import OTHER_TENANT, READER, RUNTIME, WRITER
 
 PROBLEM = "application/problem+json"
@@ -37,6 +39,50 @@ async def test_a_request_without_a_key_is_401_with_a_bearer_challenge(keyed_app:
             assert response.headers["content-type"] == PROBLEM
             assert response.headers["www-authenticate"] == 'Bearer realm="projector"'
             assert response.json()["type"].endswith("/unauthorized")
+
+
+def large_body(megabytes: int) -> Iterator[bytes]:
+    """A JSON array of empty arrays, a megabyte per chunk, made as it is taken."""
+    yield b"["
+    chunk = b"[]," * (1024 * 1024 // 3)
+    for _ in range(megabytes):
+        yield chunk
+    yield b"[]]"
+
+
+@pytest.mark.parametrize("authorization", [None, b"Bearer not-a-configured-key", b"Basic dXNlcjpwYXNz"])
+async def test_a_large_body_without_a_valid_key_is_401_before_a_byte_of_it_is_read(
+    keyed_app: FastAPI, authorization: bytes | None
+) -> None:
+    headers = [(b"content-type", b"application/json")]
+    if authorization is not None:
+        headers.append((b"authorization", authorization))
+    answer = await raw_request(keyed_app, "POST", "/sessions/s1/messages", headers=headers, chunks=large_body(60))
+    assert answer.status == 401
+    assert answer.bytes_received == 0
+    assert answer.headers["content-type"] == PROBLEM
+    assert answer.headers["www-authenticate"].startswith('Bearer realm="projector"')
+
+
+async def test_with_a_valid_key_the_same_body_is_read(keyed_app: FastAPI) -> None:
+    """The counterpart of the test above: the count does see a body that is read."""
+    headers = [(b"content-type", b"application/json"), (b"authorization", f"Bearer {WRITER}".encode())]
+    answer = await raw_request(keyed_app, "POST", "/sessions", headers=headers, chunks=[b'{"id": "s1"}'])
+    assert (answer.status, answer.bytes_received) == (201, len(b'{"id": "s1"}'))
+
+
+async def test_an_unknown_path_without_a_key_is_401_and_the_api_document_stays_open(keyed_app: FastAPI) -> None:
+    async with http_client(keyed_app) as anonymous:
+        assert (await anonymous.get("/no-such-thing")).status_code == 401
+        # An open prefix is a folder, not the start of any path.
+        assert (await anonymous.get("/uiprobe")).status_code == 401
+        assert (await anonymous.get("/openapi.json")).status_code == 200
+        docs = await anonymous.get("/docs")
+        assert docs.status_code == 200
+        # The page loads Swagger UI's script, style and icon from the service's own files, open too.
+        assets = re.findall(r'(?:src|href)="(/[^"]+)"', docs.text)
+        assert len(assets) >= 2, docs.text
+        assert [(await anonymous.get(asset)).status_code for asset in assets] == [200] * len(assets), assets
 
 
 async def test_an_unknown_key_is_401_invalid_token(keyed_app: FastAPI) -> None:
@@ -203,13 +249,32 @@ async def test_the_openapi_document_declares_keys_idempotency_and_problem_answer
     }
     assert operation["security"] == [{"apiKey": []}]
     assert "security" not in document["paths"]["/healthz"]["get"]
-    posts = [operations["post"] for operations in document["paths"].values() if "post" in operations]
-    assert posts and all(
-        any(p["name"] == "Idempotency-Key" and p["in"] == "header" for p in post["parameters"]) for post in posts
-    )
+    posts = {path: operations["post"] for path, operations in document["paths"].items() if "post" in operations}
+    offering = {
+        path
+        for path, post in posts.items()
+        if any(p["name"] == "Idempotency-Key" and p["in"] == "header" for p in post.get("parameters", []))
+    }
+    # POST /chat writes nothing, so nothing is kept under a key and none is offered.
+    assert offering == set(posts) - {"/chat"} and len(offering) >= 5
+    assert posts["/chat"]["x-writes-nothing"] is True
 
 
 async def test_without_keys_the_document_asks_for_none(trust_app: AppFactory) -> None:
     async with trust_app() as application, http_client(application) as anonymous:
         document = (await anonymous.get("/openapi.json")).json()
     assert "securitySchemes" not in document.get("components", {})
+
+
+async def test_only_a_runtime_key_marks_a_tool_result_pruned_by_amending_it(keyed_app: FastAPI) -> None:
+    async with http_client(keyed_app, WRITER) as writer, http_client(keyed_app, RUNTIME) as runtime:
+        await writer.post("/sessions", json={"id": "s1"})
+        batch = [tool_call("c1", "read_file", id="m1", path="a"), tool_result("c1", "read_file", "text", id="m2")]
+        await writer.post("/sessions/s1/messages", json={"messages": batch})
+        pruned = {"metadata": {"compactedAt": "2026-01-01T00:00:00Z", "seen": True}}
+        refused = await writer.patch("/sessions/s1/messages/m2", json=pruned)
+        assert refused.status_code == 403
+        assert refused.json()["field"] == "metadata.compactedAt"
+        assert "compactedAt" not in (await writer.get("/sessions/s1/messages/m2")).json()["metadata"]
+        assert (await runtime.patch("/sessions/s1/messages/m2", json=pruned)).status_code == 200
+        assert (await writer.patch("/sessions/s1/messages/m2", json={"metadata": {"seen": False}})).status_code == 200

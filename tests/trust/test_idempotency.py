@@ -15,8 +15,10 @@ from sqlalchemy import text
 from app.store.idempotency import purge_expired_keys
 from tests.api.wire import user
 from tests.database import plain_dsn
-from tests.trust.conftest import AppFactory, http_client
-from tests.trust.keys import OTHER_TENANT, RUNTIME, WRITER
+from tests.trust.conftest import AppFactory, http_client, raw_request
+from tests.trust.keys import API_KEYS, OTHER_TENANT, READER, RUNTIME, WRITER
+
+OTHER_KEYS = [entry for entry in API_KEYS if entry["tenant"] != "acme"]
 
 
 def keyed(key: str) -> dict[str, str]:
@@ -80,7 +82,11 @@ async def test_a_duplicate_while_the_first_runs_is_409_and_the_first_still_lands
         await blocker.execute("SELECT 1 FROM sessions WHERE id = 's1' FOR UPDATE")
         body = {"messages": [user("slow")]}
         first = asyncio.create_task(writer.post("/sessions/s1/messages", json=body, headers=keyed("k-3")))
-        await asyncio.sleep(0.3)
+        # The first has claimed its key once the claim's row is committed; then it waits on the lock.
+        for _ in range(200):
+            if await blocker.fetchval("SELECT count(*) FROM idempotency_keys WHERE key = 'k-3'"):
+                break
+            await asyncio.sleep(0.05)
         duplicate = await writer.post("/sessions/s1/messages", json=body, headers=keyed("k-3"))
         assert duplicate.status_code == 409
         assert duplicate.json()["type"].endswith("/idempotency-key-in-flight")
@@ -264,3 +270,87 @@ async def test_two_replicas_sharing_the_database_run_a_key_once(trust_app: AppFa
         )
         assert {response.status_code for response in answers} <= {201, 409}
         assert (await second.get("/sessions/s1")).json()["messageCount"] == 1
+
+
+async def test_a_payload_built_by_chat_is_not_kept_under_its_key(keyed_app: FastAPI) -> None:
+    """``POST /chat`` writes nothing: keeping its answers would let a reader fill the database."""
+    async with http_client(keyed_app, WRITER) as writer:
+        await writer.post("/sessions", json={"id": "s1"})
+        await writer.post("/sessions/s1/messages", json={"messages": [user("hi")]})
+    request = {"sessionId": "s1", "provider": "anthropic", "model": "claude-sonnet-4-5"}
+    async with http_client(keyed_app, READER) as reader:
+        first = await reader.post("/chat", json=request, headers=keyed("chat"))
+        again = await reader.post("/chat", json=request, headers=keyed("chat"))
+    assert first.status_code == again.status_code == 200
+    assert "idempotent-replayed" not in again.headers
+    assert await kept_keys(keyed_app) == []
+
+
+@pytest.mark.parametrize(("first_key", "later_key"), [(RUNTIME, READER), (RUNTIME, WRITER), (WRITER, READER)])
+async def test_a_kept_response_does_not_replay_to_a_lesser_role(
+    keyed_app: FastAPI, first_key: str, later_key: str
+) -> None:
+    async with http_client(keyed_app, first_key) as first, http_client(keyed_app, later_key) as later:
+        assert (await first.post("/sessions", json={"id": "s1"}, headers=keyed("ranked"))).status_code == 201
+        replay = await later.post("/sessions", json={"id": "s1"}, headers=keyed("ranked"))
+    assert replay.status_code == 403
+    assert replay.headers["content-type"] == "application/problem+json"
+    assert replay.json()["field"] == "Idempotency-Key"
+    assert "idempotent-replayed" not in replay.headers
+
+
+async def test_a_response_too_large_to_keep_is_not_replayed_and_not_run_again(trust_app: AppFactory) -> None:
+    async with trust_app(idempotency_max_response_bytes=600) as application, http_client(application) as client:
+        await client.post("/sessions", json={"id": "s1"})
+        body = {"messages": [user("x" * 1000)]}
+        first = await client.post("/sessions/s1/messages", json=body, headers=keyed("big-answer"))
+        again = await client.post("/sessions/s1/messages", json=body, headers=keyed("big-answer"))
+        small = await client.post("/sessions", json={"id": "s2"}, headers=keyed("small-answer"))
+        small_again = await client.post("/sessions", json={"id": "s2"}, headers=keyed("small-answer"))
+        assert first.status_code == 201 and len(first.content) > 600
+        assert again.status_code == 409
+        assert again.headers["idempotent-replayed"] == "true"
+        assert again.json()["type"].endswith("/idempotent-response-not-kept")
+        assert again.json()["originalStatus"] == 201
+        assert (await client.get("/sessions/s1")).json()["messageCount"] == 1
+        assert small_again.content == small.content and small_again.headers["idempotent-replayed"] == "true"
+        async with application.state.database.reading() as connection:
+            sizes = await connection.execute(text("SELECT length(response_body) FROM idempotency_keys"))
+            assert max(size for (size,) in sizes) <= 600
+
+
+async def test_a_tenant_holds_at_most_the_configured_number_of_live_keys(trust_app: AppFactory) -> None:
+    keys = orjson.dumps([{"key": WRITER, "tenant": "acme", "role": "writer"}, *OTHER_KEYS]).decode()
+    async with (
+        trust_app(api_keys=keys, idempotency_max_keys_per_tenant=2) as application,
+        http_client(application, WRITER) as acme,
+        http_client(application, OTHER_TENANT) as globex,
+    ):
+        first = await acme.post("/sessions", json={"id": "s1"}, headers=keyed("one"))
+        await acme.post("/sessions", json={"id": "s2"}, headers=keyed("two"))
+        third = await acme.post("/sessions", json={"id": "s3"}, headers=keyed("three"))
+        assert third.status_code == 429
+        assert third.json()["type"].endswith("/idempotency-keys-exhausted")
+        assert third.headers["retry-after"] == "1"
+        assert (await acme.get("/sessions/s3")).status_code == 404
+        replay = await acme.post("/sessions", json={"id": "s1"}, headers=keyed("one"))
+        assert replay.content == first.content and replay.headers["idempotent-replayed"] == "true"
+        assert (await acme.post("/sessions", json={"id": "s4"})).status_code == 201
+        assert (await globex.post("/sessions", json={"id": "s1"}, headers=keyed("three"))).status_code == 201
+        assert sorted(key for _, key, _ in await kept_keys(application)) == ["one", "three", "two"]
+
+
+async def test_a_body_cut_short_by_the_client_is_not_run(keyed_app: FastAPI) -> None:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"authorization", f"Bearer {WRITER}".encode()),
+        (b"idempotency-key", b"cut"),
+    ]
+    # What arrived parses on its own, but the client said more was coming and then went away.
+    answer = await raw_request(
+        keyed_app, "POST", "/sessions", headers=headers, chunks=[b'{"id": "s1"}', b"   "], disconnect_after=True
+    )
+    assert answer.status == 0  # nobody left to answer
+    async with http_client(keyed_app, WRITER) as writer:
+        assert (await writer.get("/sessions/s1")).status_code == 404
+    assert await kept_keys(keyed_app) == []

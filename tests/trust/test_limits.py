@@ -112,3 +112,25 @@ async def test_a_body_past_the_limit_is_413_before_it_is_read_whole(trust_app: A
         response = await c.post("/sessions", json={"title": "x" * 1024})
         assert response.status_code == 413
         assert response.headers["content-type"] == PROBLEM
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"x-big": "a" * 1_000_000}, {f"x-h{n}": "1" for n in range(10_000)}],
+    ids=["one header of a megabyte", "ten thousand headers"],
+)
+async def test_too_large_or_too_many_headers_are_431(trust_app: AppFactory, headers: dict[str, str]) -> None:
+    async with trust_app() as application, http_client(application) as c:
+        refused = await c.get("/sessions", headers=headers)
+        assert refused.status_code == 431
+        assert refused.headers["content-type"] == PROBLEM
+        assert refused.json()["field"] == "headers"
+        assert (await c.get("/sessions")).status_code == 200
+
+
+async def test_header_limits_follow_their_settings(trust_app: AppFactory) -> None:
+    async with trust_app(max_header_bytes=2048, max_header_count=10) as application, http_client(application) as c:
+        assert (await c.get("/sessions", headers={"x-a": "a" * 1500})).status_code == 200
+        assert (await c.get("/sessions", headers={"x-a": "a" * 2100})).status_code == 431
+        assert (await c.get("/sessions", headers={f"x-{n}": "1" for n in range(4)})).status_code == 200
+        assert (await c.get("/sessions", headers={f"x-{n}": "1" for n in range(12)})).status_code == 431

@@ -2,6 +2,7 @@
 derandomized, no response is a 5xx and every response (status, content type, body, headers) conforms to the
 schema. Half the generated ids are swapped for ones that exist, so the fuzzer reaches past the 404s."""
 
+import re
 from collections.abc import Iterator
 
 import httpx
@@ -10,14 +11,17 @@ import requests
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import (
+    allow_header_conformance,
     content_type_conformance,
     negative_data_rejection,
     not_a_server_error,
     response_headers_conformance,
     response_schema_conformance,
     status_code_conformance,
+    unsupported_method,
 )
 
+from app.api.schemas import ADDRESSABLE
 from app.main import create_app
 from tests.conftest import settings_for_tests
 from tests.trust.live_server import forget_everything, serving
@@ -33,10 +37,11 @@ CHECKS = [
     response_schema_conformance,
     response_headers_conformance,
     negative_data_rejection,
+    allow_header_conformance,
+    unsupported_method,
 ]
-"""What the service promises. Left out, and reported: positive_data_acceptance (opaque cursors and the
-configurable page maximum cannot be told apart from valid input by a schema) and allow_header_conformance
-(Starlette's 405 lists only the first matching route's methods)."""
+"""What the service promises. Left out, and reported: positive_data_acceptance (opaque cursors cannot be told
+apart from valid input by a schema)."""
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +69,12 @@ def live_url(database_url: str) -> Iterator[str]:
             forget_everything(database_url)
 
 
-# The document is the app's own, built without a database; the cases are sent to the live server.
-schema = schemathesis.openapi.from_dict(create_app(settings_for_tests()).openapi())
+# The document is the app's own, built without a database; the cases are sent to the live server. The event
+# stream is left out: it answers a session that exists with a stream that never ends, by design (its refusals
+# and its events are pinned in tests/api/test_events.py).
+schema = schemathesis.openapi.from_dict(create_app(settings_for_tests()).openapi()).exclude(
+    path="/sessions/{session_id}/events"
+)
 
 
 @schema.parametrize()
@@ -81,7 +90,8 @@ def test_every_operation_answers_within_its_schema_and_never_5xx(
 ) -> None:
     for name, existing in EXISTING.items():
         current = (case.path_parameters or {}).get(name)
-        if current is not None and case.method != "DELETE" and len(str(current)) % 2 == 0:
+        valid = isinstance(current, str) and len(current) <= 128 and re.fullmatch(ADDRESSABLE, current)
+        if valid and case.method != "DELETE" and len(str(current)) % 2 == 0:
             case.path_parameters[name] = existing
     CASES_RUN.append(case.operation.label)
     response = case.call_and_validate(base_url=live_url, session=http_session, checks=CHECKS)

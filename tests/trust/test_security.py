@@ -4,14 +4,15 @@ redact shows no secret in any form (JSON or Markdown; text, tool input, tool out
 import ast
 import logging
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 from fastapi import FastAPI
 
 from app.observability import JsonFormatter
-from tests.trust.conftest import http_client
-from tests.trust.keys import OTHER_TENANT, READER, RUNTIME, WRITER
+from tests.trust.conftest import AppFactory, http_client
+from tests.trust.keys import API_KEYS, OTHER_TENANT, READER, RUNTIME, WRITER
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,7 +74,7 @@ SECRETS = {
 }
 
 
-async def test_an_export_asked_to_redact_shows_no_secret_in_json_or_markdown(keyed_app: FastAPI) -> None:
+def history_with_secrets() -> list[dict[str, Any]]:
     call = {
         "type": "tool-call",
         "toolCallId": "c1",
@@ -86,23 +87,52 @@ async def test_an_export_asked_to_redact_shows_no_secret_in_json_or_markdown(key
         "toolName": "deploy",
         "output": {"type": "text", "value": f"AWS_ACCESS_KEY_ID={SECRETS['aws']} ok"},
     }
-    history = [
+    return [
         {"id": "m1", "role": "user", "content": f"my key is {SECRETS['openai']}, deploy please"},
         {"id": "m2", "role": "assistant", "content": [call]},
         {"id": "m3", "role": "tool", "content": [result]},
     ]
-    async with http_client(keyed_app, WRITER) as writer:
+
+
+async def seeded_with_secrets(app: FastAPI) -> None:
+    async with http_client(app, WRITER) as writer:
         await writer.post("/sessions", json={"id": "s1", "title": "deploy"})
-        assert (await writer.post("/sessions/s1/messages", json={"messages": history})).status_code == 201
-    async with http_client(keyed_app, READER) as reader:
-        plain = await reader.get("/sessions/s1/projection", params={"view": "export"})
-        redacted = await reader.get("/sessions/s1/projection", params={"view": "export", "redact": "true"})
-        markdown = await reader.get(
+        appended = await writer.post("/sessions/s1/messages", json={"messages": history_with_secrets()})
+        assert appended.status_code == 201
+
+
+async def test_an_export_asked_to_redact_shows_no_secret_in_json_or_markdown(keyed_app: FastAPI) -> None:
+    await seeded_with_secrets(keyed_app)
+    async with http_client(keyed_app, RUNTIME) as runtime:
+        plain = await runtime.get("/sessions/s1/projection", params={"view": "export"})
+        redacted = await runtime.get("/sessions/s1/projection", params={"view": "export", "redact": "true"})
+        markdown = await runtime.get(
             "/sessions/s1/projection", params={"view": "export", "redact": "true", "format": "markdown"}
         )
     assert plain.status_code == redacted.status_code == markdown.status_code == 200
-    assert SECRETS["openai"] in plain.text  # redaction is asked for, not imposed (DESIGN section 4)
+    assert SECRETS["openai"] in plain.text  # for a runtime or writer key, redaction is asked for, not imposed
     for body in (redacted.text, markdown.text, orjson.dumps(redacted.json()).decode()):
         assert [name for name, secret in SECRETS.items() if secret in body] == []
     assert "[REDACTED" in markdown.text
     assert [m["sourceMessageIds"] for m in redacted.json()["messages"]] == [["m1"], ["m2"], ["m3"]]
+
+
+async def test_a_reader_key_gets_exports_redacted_even_when_it_asks_otherwise(keyed_app: FastAPI) -> None:
+    await seeded_with_secrets(keyed_app)
+    async with http_client(keyed_app, READER) as reader, http_client(keyed_app, RUNTIME) as runtime:
+        unasked = await reader.get("/sessions/s1/projection", params={"view": "export"})
+        refused = await reader.get("/sessions/s1/projection", params={"view": "export", "redact": "false"})
+        markdown = await reader.get("/sessions/s1/projection", params={"view": "export", "format": "markdown"})
+        plain = await runtime.get("/sessions/s1/projection", params={"view": "export"})
+    for body in (unasked.text, refused.text, markdown.text):
+        assert [name for name, secret in SECRETS.items() if secret in body] == []
+    # Another caller's plain copy never answers the reader's revalidation.
+    assert unasked.headers["etag"] != plain.headers["etag"]
+
+
+async def test_an_operator_may_let_reader_keys_choose(trust_app: AppFactory) -> None:
+    async with trust_app(api_keys=orjson.dumps(API_KEYS).decode(), redact_reader_exports=False) as application:
+        await seeded_with_secrets(application)
+        async with http_client(application, READER) as reader:
+            plain = await reader.get("/sessions/s1/projection", params={"view": "export"})
+    assert SECRETS["openai"] in plain.text

@@ -4,6 +4,7 @@ from fastapi import APIRouter, Request, Response
 
 from app.api.bodies import diagnostics_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
+from app.api.idempotency import WRITES_NOTHING
 from app.api.responses import OrjsonResponse
 from app.api.schemas import ChatRequestBody, ChatResponseBody
 from app.services.chat import ChatAsk, build_chat
@@ -11,7 +12,7 @@ from app.services.chat import ChatAsk, build_chat
 router = APIRouter(tags=["chat"])
 
 
-@router.post("/chat", response_model=ChatResponseBody)
+@router.post("/chat", response_model=ChatResponseBody, openapi_extra=WRITES_NOTHING)
 async def chat(
     body: ChatRequestBody, request: Request, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
 ) -> Response:

@@ -75,8 +75,13 @@ async def get_message(
 
 @router.patch("/{message_id}", response_model=MessageOut)
 async def amend_message(
-    session_id: PathId, message_id: PathId, body: PatchMessageRequest, database: DatabaseDep, principal: PrincipalDep
+    session_id: PathId,
+    message_id: PathId,
+    body: PatchMessageRequest,
+    database: DatabaseDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
 ) -> Response:
     principal.require_writer()
-    row = await messages.amend_message(database, principal, session_id, message_id, body.metadata)
+    row = await messages.amend_message(database, principal, settings, session_id, message_id, body.metadata)
     return OrjsonResponse(message_body(row))

@@ -40,6 +40,7 @@ async def get_projection(
     settings: SettingsDep,
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> Response:
+    query = query.model_copy(update={"redact": query.redact or principal.redacts_exports})
     walk = read_walk(session_id, query.after, query.before, query.order)
     asked = ViewRequest(
         session_id=session_id,

@@ -12,18 +12,19 @@ from app.api.paging import page_limit
 from app.api.responses import OrjsonResponse
 from app.api.schemas import CreateSessionRequest, PathId, SessionOut, SessionPage
 from app.services import sessions
-from app.store.storable import storable_size
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
 
 
 @router.post("", status_code=201, response_model=SessionOut)
-async def create_session(body: CreateSessionRequest, database: DatabaseDep, principal: PrincipalDep) -> Response:
+async def create_session(
+    body: CreateSessionRequest, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
+) -> Response:
     principal.require_writer()
-    storable_size(body.model_dump(mode="json", by_alias=True, exclude_unset=True), "")
     session_id = body.id or sessions.new_session_id()
     row = await sessions.create_session(
         database,
+        settings,
         principal.tenant_id,
         session_id,
         title=body.title,

@@ -14,6 +14,10 @@ from starlette.staticfiles import StaticFiles
 
 router = APIRouter(include_in_schema=False)
 
+OPEN_PATHS: Final = frozenset({"/ui"})
+OPEN_PREFIX: Final = "/ui/"
+"""The viewer's pages and assets: open with auth on, since they hold no data."""
+
 _STATIC: Final = resources.files("app.ui").joinpath("static")
 _ASSETS: Final = StaticFiles(packages=[("app.ui", "static")])
 

@@ -1,25 +1,29 @@
-"""The compaction window: which messages the model view starts from (DESIGN section 4, rule 2).
+"""The live history: the messages from the newest complete compaction on, which the model view starts from.
 
 A boundary is *complete* when a ``compact_summary`` names it (``metadata.summaryForBoundaryId``) with
 non-blank text; only the newest complete boundary applies, so a failed or running compaction never replaces
-history. The window is the kept tail (the messages after ``metadata.compactThroughMessageId``, when the
-boundary names one that precedes it) and everything after the boundary.
+history. The live history is that compaction's summary, its kept tail (the messages after
+``metadata.compactThroughMessageId``, when the boundary names one that precedes it) and everything after the
+boundary; with no complete compaction it is the whole history.
 
-The store reads only ``seq >= window_start_seq(history)`` plus the linked summary, so the window must come
-out the same from that slice as from the whole history. When the named through-message is missing from the
+The store reads only ``seq >= live_history_start_seq(history)`` plus the linked summary, so the live history
+must come out the same from that slice as from the whole history. When the named through-message is missing from the
 input, the input is taken to be such a slice if it does not begin at seq 1 (every session starts at seq 1
 and seq has no gaps), and the kept tail is then everything given before the boundary; a whole history that
 names a message it does not hold has a dangling pointer, and only the messages after the boundary count.
 Never reads storage; works on the values given.
 """
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.projections.plain_text import is_blank, plain_text
 
+_SEQ = attrgetter("seq")
 FIRST_SEQ = 1
 COMPACTION_KINDS = frozenset({Kind.COMPACT_BOUNDARY, Kind.COMPACT_SUMMARY})
 """A set, for scans of whole histories: reading an enum member costs a descriptor call each time."""
@@ -32,10 +36,22 @@ class Compaction:
 
 
 @dataclass(frozen=True, slots=True)
-class Window:
+class AppliedCompaction:
     compaction: Compaction
     tail_start_seq: int
-    """The lowest seq the window keeps (besides the summary, which is always sent first)."""
+    """The lowest seq the live history keeps (besides the summary, which is always sent first)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LiveHistory:
+    """The live history laid out as the model view sends it: the applied summary first, then every message
+    from the start by seq, without boundaries and without any other summary (the model view hides those).
+    Accounting, compaction and pruning all start here, so they agree with the model view about what the
+    model sees. Flags such as ``eligibleForModelContext`` are left for each caller to apply."""
+
+    compaction: Compaction | None
+    messages: tuple[EngineMessage, ...]
+    """The summary first (when a compaction applies), then the kept tail and newer messages by seq."""
 
 
 def summary_for(message: EngineMessage) -> str | None:
@@ -69,7 +85,7 @@ def newest_complete_compaction(messages: Sequence[EngineMessage]) -> Compaction 
     return Compaction(boundary, summaries[boundary.id])
 
 
-def window_start_seq(history: Sequence[EngineMessage]) -> int | None:
+def live_history_start_seq(history: Sequence[EngineMessage]) -> int | None:
     """S: the store reads ``seq >= S`` plus the linked summary; ``None`` means no complete compaction.
 
     S is the seq after ``compactThroughMessageId`` when the newest complete boundary names a message that
@@ -83,7 +99,7 @@ def window_start_seq(history: Sequence[EngineMessage]) -> int | None:
     return through + 1 if through is not None else boundary.seq
 
 
-def select_window(messages: Sequence[EngineMessage]) -> Window | None:
+def applied_compaction(messages: Sequence[EngineMessage]) -> AppliedCompaction | None:
     compaction = newest_complete_compaction(messages)
     if compaction is None:
         return None
@@ -91,14 +107,14 @@ def select_window(messages: Sequence[EngineMessage]) -> Window | None:
     after_boundary = boundary.seq + 1
     through = _through_seq(messages, boundary)
     if through is not None:
-        return Window(compaction, through + 1)
+        return AppliedCompaction(compaction, through + 1)
     named = boundary.metadata.get("compactThroughMessageId")
     if isinstance(named, str) and named and not any(m.id == named for m in messages):
         given = [m.seq for m in messages if m.id != compaction.summary.id]
         first = min(given)
         if first > FIRST_SEQ:
-            return Window(compaction, min(first, after_boundary))
-    return Window(compaction, after_boundary)
+            return AppliedCompaction(compaction, min(first, after_boundary))
+    return AppliedCompaction(compaction, after_boundary)
 
 
 def _through_seq(messages: Sequence[EngineMessage], boundary: EngineMessage) -> int | None:
@@ -109,3 +125,35 @@ def _through_seq(messages: Sequence[EngineMessage], boundary: EngineMessage) -> 
         if message.id == named and message.seq < boundary.seq:
             return message.seq
     return None
+
+
+def live_history(messages: Sequence[EngineMessage]) -> LiveHistory:
+    """The messages from the newest complete compaction on; the whole history when there is none.
+
+    ``messages``: a session's engine messages, or the store's slice of them (``seq >= live_history_start_seq``
+    plus the linked summary), in any order; a message given twice counts once.
+    """
+    ordered = _by_seq(messages)
+    # Boundaries and summaries are never in order (the applied summary goes first).
+    kept = [m for m in ordered if m.kind not in COMPACTION_KINDS]
+    # Without a boundary or a summary there is no compaction to look for: applied_compaction's scan is spared.
+    applied = applied_compaction(ordered) if len(kept) < len(ordered) else None
+    if applied is None:
+        return LiveHistory(None, tuple(kept))
+    # ``kept`` is by seq, so the tail's start is a bisection, not another pass.
+    start = bisect_left(kept, applied.tail_start_seq, key=_SEQ)
+    return LiveHistory(applied.compaction, (applied.compaction.summary, *kept[start:]))
+
+
+def _by_seq(messages: Sequence[EngineMessage]) -> Sequence[EngineMessage]:
+    """Each message once (the first given of an id), by seq, in a stable order.
+
+    The store's reads already come that way; checking so is much cheaper than the dict and the keyed sort.
+    """
+    seqs = [m.seq for m in messages]
+    if seqs == sorted(seqs) and len({m.id for m in messages}) == len(seqs):
+        return messages
+    unique: dict[str, EngineMessage] = {}
+    for message in messages:
+        unique.setdefault(message.id, message)
+    return sorted(unique.values(), key=_SEQ)

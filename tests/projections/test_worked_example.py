@@ -1,4 +1,5 @@
-"""The seed's worked example (m1..m5), projected to the model view exactly as the seed prints it."""
+"""A worked example (m1..m5): a login bug read in a file whose result was pruned, projected to the model view
+message by message."""
 
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
@@ -6,11 +7,11 @@ from app.projections.projector import project
 from app.projections.types import ProjectionContext, View
 from tests import builders as b
 
-ANSWER = "我先定位问题，再修改登录逻辑。"  # noqa: RUF001 (the seed's own words, fullwidth comma included)
+ANSWER = "我先定位问题，再修改登录逻辑。"  # noqa: RUF001 (the fullwidth comma is part of the text)
 READ_CALL = {"type": "tool-call", "toolCallId": "call_1", "toolName": "Read", "input": {"file_path": "src/auth.ts"}}
 
 
-def seed_history() -> list[EngineMessage]:
+def worked_history() -> list[EngineMessage]:
     return b.engine(
         b.system("Workspace root is /repo", id="m1"),
         b.user("帮我看看 src/auth.ts ...", id="m2"),
@@ -25,8 +26,8 @@ def seed_history() -> list[EngineMessage]:
     )
 
 
-def test_seed_worked_example_projects_to_the_seed_model_messages() -> None:
-    projection = project(View.MODEL, seed_history(), ProjectionContext())
+def test_worked_example_projects_to_its_model_messages() -> None:
+    projection = project(View.MODEL, worked_history(), ProjectionContext())
 
     listing = [
         (m.view, m.role, m.semantic_type, m.source_message_ids, m.content, m.metadata.compacted)
@@ -54,8 +55,8 @@ def test_seed_worked_example_projects_to_the_seed_model_messages() -> None:
     ]
 
 
-def test_seed_worked_example_diagnostics_account_for_the_stub() -> None:
-    projection = project(View.MODEL, seed_history(), ProjectionContext())
+def test_worked_example_diagnostics_account_for_the_stub() -> None:
+    projection = project(View.MODEL, worked_history(), ProjectionContext())
 
     assert projection.diagnostics.hidden_message_ids == []
     assert projection.diagnostics.truncated_message_ids == ["m4"]

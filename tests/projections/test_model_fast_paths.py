@@ -1,0 +1,76 @@
+"""The model view's shortcuts give what its general rules give.
+
+Each shortcut passes something on without running the rule that would leave it unchanged: assistant parts
+no rule touches, tool results within the soft limit, a history that needs no pairing repair, and one shared
+metadata for messages that carry only their producer. Each test turns one shortcut off (the general rule
+then runs for every message) and compares the whole projection, on random histories and contexts.
+"""
+
+from unittest.mock import patch
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.engine.message import EngineMessage
+from app.projections import model
+from app.projections.compact import project_compact
+from app.projections.model import project_model
+from app.projections.types import ProjectionContext
+from tests import builders as b
+from tests.strategies import contexts, engine_histories
+
+SETTINGS = settings(max_examples=150, deadline=None)
+
+PRODUCER = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
+_FINISH_REASONS = st.sampled_from(["stop", "length", None, 1, 1.0, True])
+
+
+@st.composite
+def answers(draw: st.DrawFn) -> list[EngineMessage]:
+    """Plain answers of one producer, which mostly get the shared metadata, saying how they ended now and then
+    in values that are equal but not the same JSON (``1``, ``1.0``, ``True``): those must not share one."""
+    turns = draw(st.lists(_FINISH_REASONS, max_size=8))
+    return b.engine(
+        *(m for finish in turns for m in (b.user("go"), b.assistant("ok", **PRODUCER, finishReason=finish)))
+    )
+
+
+def assert_shortcut_agrees(
+    shortcut: str, never_taken: object, history: list[EngineMessage], ctx: ProjectionContext
+) -> None:
+    """The model and compact views with ``shortcut`` as it is, and with it answering ``never_taken``."""
+    fast = (project_model(history, ctx), project_compact(history, ctx))
+    with patch.object(model, shortcut, return_value=never_taken):
+        general = (project_model(history, ctx), project_compact(history, ctx))
+    # repr too: ``1 == 1.0 == True``, yet they are written as different JSON.
+    assert fast == general and repr(fast) == repr(general)
+
+
+@SETTINGS
+@given(engine_histories(), contexts())
+def test_untouched_assistant_parts_are_what_the_reasoning_and_blank_text_rules_give(
+    history: list[EngineMessage], ctx: ProjectionContext
+) -> None:
+    assert_shortcut_agrees("_untouched_assistant_parts", False, history, ctx)
+
+
+@SETTINGS
+@given(engine_histories(), contexts())
+def test_untouched_results_are_what_the_result_rules_give(history: list[EngineMessage], ctx: ProjectionContext) -> None:
+    assert_shortcut_agrees("_untouched_results", False, history, ctx)
+
+
+@SETTINGS
+@given(engine_histories(), contexts())
+def test_a_history_said_to_need_no_pairing_repair_comes_out_of_both_passes_unchanged(
+    history: list[EngineMessage], ctx: ProjectionContext
+) -> None:
+    assert_shortcut_agrees("needs_pairing_repairs", True, history, ctx)
+
+
+@SETTINGS
+@given(st.one_of(engine_histories(), answers()), contexts())
+def test_a_shared_producer_metadata_equals_the_metadata_each_message_would_get(
+    history: list[EngineMessage], ctx: ProjectionContext
+) -> None:
+    assert_shortcut_agrees("_producer", None, history, ctx)
