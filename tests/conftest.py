@@ -7,6 +7,7 @@ tests need real commits from many connections at once.
 """
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -42,11 +43,20 @@ async def direct_database_url(database_server: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture(scope="session")
-async def database_url(direct_database_url: str) -> str:
-    """This run's database as the service reaches it, migrated that way too."""
+async def database_url(direct_database_url: str) -> AsyncIterator[str]:
+    """This run's database as the service reaches it, migrated that way too. Through a pooler, every app the
+    tests start (in this process or as ``projector serve``) keeps its ``LISTEN`` on the direct URL, as a
+    deployment behind PgBouncer must."""
     url = as_served(direct_database_url)
     await asyncio.to_thread(migrations.upgrade, url)
-    return url
+    if url == direct_database_url:
+        yield url
+        return
+    os.environ["PROJECTOR_LISTEN_DATABASE_URL"] = direct_database_url
+    try:
+        yield url
+    finally:
+        del os.environ["PROJECTOR_LISTEN_DATABASE_URL"]
 
 
 def settings_for_tests(**overrides: object) -> Settings:

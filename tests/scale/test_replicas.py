@@ -20,10 +20,12 @@ from prometheus_client import REGISTRY
 from app.main import create_app
 from app.store import migrations
 from app.store.consistency import parse_position
+from tests.api.sse import open_stream
 from tests.api.wire import append, assistant, new_session, tool_call, tool_result, user
 from tests.conftest import settings_for_tests
 from tests.database import plain_dsn
 from tests.scale.streaming import StreamingPair, streaming_pair, wait_for_replay
+from tests.trust.live_server import serving
 
 WAIT_MS = 300
 PATIENT_WAIT_MS = 30_000
@@ -187,9 +189,12 @@ async def test_a_replica_that_catches_up_within_the_wait_serves_the_read(servers
         ("/sessions/s1/context", None),
         ("/sessions", None),
         ("/chat", {"sessionId": "s1", "provider": "anthropic"}),
+        ("/search?q=failure", None),
+        ("/sessions/s1/search?q=failure", None),
+        ("/sessions/s1/analytics", None),
     ],
 )
-async def test_listings_projections_chat_and_context_read_from_the_replica(
+async def test_listings_projections_chat_context_search_and_analytics_read_from_the_replica(
     servers: Servers, path: str, body: dict[str, Any] | None
 ) -> None:
     await new_session(servers.client, "s1", model=MODEL)
@@ -262,3 +267,26 @@ async def test_a_compaction_reads_on_the_primary_what_it_is_about_to_write(serve
     finally:
         await servers.resume_replay()
     assert compacted.status_code == 201, compacted.text
+
+
+async def test_the_event_stream_reads_on_the_primary_what_its_notices_announce(
+    servers: Servers, replicated_database: str
+) -> None:
+    """A notice arrives when the write commits on the primary, before any replica has replayed it, and it
+    carries no WAL position: the stream reads what it announces on the primary, or would miss it."""
+    app = create_app(
+        settings_for_tests(database_read_url=[servers.pair.replica_url("projector")], replica_wait_ms=WAIT_MS),
+        database_url=replicated_database,
+    )
+    await new_session(servers.client, "live")
+    await wait_for_replay(servers.pair)
+    with serving(app) as base_url:
+        async with httpx.AsyncClient(base_url=base_url, timeout=20) as http:
+            await servers.pause_replay()
+            try:
+                async with open_stream(http, "live") as stream:
+                    await append(http, "live", user("Are you there?", id="m1"))
+                    events = await stream.messages(1, within=5)
+            finally:
+                await servers.resume_replay()
+    assert [event.id for event in events] == ["1"]
