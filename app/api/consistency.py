@@ -5,9 +5,10 @@ back is read from a replica that has replayed past it, or from the primary (``ap
 ``app.store.replicas``). A malformed token is a 400 naming the header. Pure ASGI, like the other middleware.
 """
 
-import orjson
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.problems import problem
 from app.errors import BadRequest
 from app.store import consistency
 
@@ -29,7 +30,10 @@ class Consistency:
             try:
                 wanted = consistency.parse_position(given.decode("latin-1"))
             except ValueError:
-                await _reject(scope, send)
+                refusal = BadRequest(
+                    f"{HEADER}: not a consistency token (a WAL position as a write answered it)", field=HEADER
+                )
+                await problem(refusal, Request(scope))(scope, receive, send)
                 return
 
         with consistency.tracking(wanted) as request:
@@ -41,20 +45,3 @@ class Consistency:
                 await send(message)
 
             await self.app(scope, receive, send_with_position)
-
-
-async def _reject(scope: Scope, send: Send) -> None:
-    error = BadRequest(f"{HEADER}: not a consistency token (a WAL position such as 0/16B3748, as a write answered it)")
-    body = orjson.dumps(
-        {
-            "type": error.type,
-            "title": error.title,
-            "status": error.status,
-            "detail": error.detail,
-            "instance": scope["path"],
-            "field": HEADER,
-        }
-    )
-    headers = [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
