@@ -137,6 +137,11 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         hub = app.state.events = EventHub(
             max_streams=settings.events_max_streams, queue_size=settings.events_queue_size
         )
+        if settings.transaction_pooling and not settings.listen_database_url:
+            log.warning(
+                "transaction pooling is on but PROJECTOR_LISTEN_DATABASE_URL is unset: the event stream's LISTEN"
+                " goes through the pooler, where notices reach whichever client holds the server connection"
+            )
         listener = app.state.event_listener = NoticeListener(
             listen_dsn(settings.listen_database_url or url),
             hub.deliver,

@@ -21,6 +21,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from app.main import create_app
+from app.settings import Settings
 from app.store.database import Database, create_engine
 from tests.api.wire import append, assistant, new_session, tool_call, tool_result, user
 from tests.conftest import settings_for_tests
@@ -49,9 +50,14 @@ def pooled_url(shared_server_connection: str, database_url: str) -> str:
     return through(shared_server_connection, database_url)
 
 
+def behind_the_pooler(direct_database_url: str, **overrides: object) -> Settings:
+    """A deployment's settings behind PgBouncer: the event stream's LISTEN keeps a direct connection."""
+    return settings_for_tests(listen_database_url=direct_database_url, **overrides)
+
+
 @pytest.fixture
-async def pooled_client(pooled_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings_for_tests(transaction_pooling=True), database_url=pooled_url)
+async def pooled_client(pooled_url: str, direct_database_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(behind_the_pooler(direct_database_url, transaction_pooling=True), database_url=pooled_url)
     async with (
         LifespanManager(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
@@ -78,9 +84,9 @@ async def server_connection_state(pooled_url: str) -> tuple[int, str, str, int]:
 
 
 async def test_with_start_up_timeouts_pgbouncer_refuses_the_connection_so_every_request_is_503(
-    pooled_url: str,
+    pooled_url: str, direct_database_url: str
 ) -> None:
-    app = create_app(settings_for_tests(transaction_pooling=False), database_url=pooled_url)
+    app = create_app(behind_the_pooler(direct_database_url, transaction_pooling=False), database_url=pooled_url)
     async with (
         LifespanManager(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
@@ -229,3 +235,12 @@ def test_every_advisory_lock_is_transaction_scoped() -> None:
     sources = [*(ROOT / "app").rglob("*.py"), *(ROOT / "alembic").rglob("*.py")]
     offenders = [str(path.relative_to(ROOT)) for path in sources if SESSION_LOCK.search(path.read_text())]
     assert offenders == []
+
+
+async def test_transaction_pooling_without_a_direct_listen_url_is_warned_about_at_start(
+    pooled_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = create_app(settings_for_tests(transaction_pooling=True, listen_database_url=None), database_url=pooled_url)
+    async with LifespanManager(app):
+        pass
+    assert any("PROJECTOR_LISTEN_DATABASE_URL is unset" in record.getMessage() for record in caplog.records)
