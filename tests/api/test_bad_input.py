@@ -19,8 +19,8 @@ BAD_BATCHES: list[tuple[str, Any, int, str]] = [
     ("content of the wrong type", [{"role": "user", "content": 5}], 422, "messages[1].content"),
     ("tool-call part from a user", [{"role": "user", "content": [TOOL_CALL]}], 422, "messages[1].content[0]"),
     (
-        "tool-result part from an assistant",
-        [{"role": "assistant", "content": [TOOL_RESULT]}],
+        "tool-result part from a user",
+        [{"role": "user", "content": [TOOL_RESULT]}],
         422,
         "messages[1].content[0]",
     ),
@@ -47,8 +47,8 @@ BAD_BATCHES: list[tuple[str, Any, int, str]] = [
     ),
     ("unknown field on a message", [{"role": "user", "content": "x", "colour": "red"}], 422, "messages[1].colour"),
     (
-        "unknown field on a part",
-        [{"role": "user", "content": [{"type": "text", "text": "x", "bold": True}]}],
+        "NUL character in a part's unknown key",
+        [{"role": "user", "content": [{"type": "text", "text": "x", "bold": "\u0000"}]}],
         422,
         "messages[1].content[0].bold",
     ),
