@@ -3,8 +3,9 @@ dicts), built directly so hot reads skip model validation."""
 
 from typing import Any
 
-from app.api.schemas import AppendMessagesRequest
+from app.api.schemas import AppendMessagesRequest, ChatRequestBody
 from app.projections.types import Diagnostics, ProjectedMessage, ProjectedMetadata
+from app.services.chat import ChatAsk
 from app.services.compaction import Compacted
 from app.services.intake import MessageInput
 from app.store.records import MessageRecord, RunRecord, SessionRecord
@@ -27,6 +28,25 @@ def message_inputs(request: AppendMessagesRequest) -> list[MessageInput]:
         )
         for message in request.messages
     ]
+
+
+def chat_ask(body: ChatRequestBody) -> ChatAsk:
+    """What a ``/chat`` body asks; what it leaves out the service takes from the run, then the session."""
+    return ChatAsk(
+        session_id=body.session_id,
+        provider=body.provider,
+        ctx=body.projection.to_context(),
+        run_id=body.run_id,
+        model=body.model,
+        system=body.system,
+        tools=body.tools,
+        mutations=body.mutations,
+        max_output_tokens=body.max_output_tokens,
+        variant=body.variant,
+        format=body.format,
+        agent=body.agent,
+        prefill=body.prefill,
+    )
 
 
 def message_body(row: MessageRecord) -> dict[str, Any]:

@@ -2,9 +2,10 @@
 
 It converts shapes (string content to parts, AI SDK part keys only), places system text (the request's
 system prompt and the leading system notes become one system message first; later notes stay where they
-are, for each adapter to place) and repairs combinations no provider accepts (a part a role cannot carry,
-lone surrogates in the request's system prompt). Every repair is reported. It never chooses, drops for
-relevance, trims or compacts: which messages go in is the model view's decision.
+are, for each adapter to place), attaches each runtime reminder to the user turn it belongs to (for every
+target the same way: never a user message of its own) and repairs combinations no provider accepts (a part
+a role cannot carry, lone surrogates in the request's system prompt). Every repair is reported. It never
+chooses, drops for relevance, trims or compacts: which messages go in is the model view's decision.
 
 The messages it takes hold valid Unicode: stored text cannot hold a lone surrogate (the append path refuses
 one and ``jsonb`` cannot store it), and the request text that reaches them is cleaned where it enters
@@ -12,8 +13,10 @@ one and ``jsonb`` cannot store it), and the request text that reaches them is cl
 """
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, cast
 
+from app.engine.kinds import Kind
 from app.projections.types import ProjectedMessage, Repair
 from app.providers.chat_message import PART_KEYS, REQUIRED_STRINGS, ROLE_PARTS, ChatMessage, SystemChatMessage
 from app.providers.media import part_media
@@ -41,7 +44,7 @@ def to_chat_messages(
         leading.append(cleaned)
     # Plain dicts in a loosely typed list: a cast per message would be a call per message.
     converted: list[Any] = []
-    for message in messages:
+    for message in attach_reminders(messages):
         role = message.role
         content = message.content
         if role != "system":
@@ -67,6 +70,53 @@ def to_chat_messages(
         head: SystemChatMessage = {"role": "system", "content": system_text}
         converted.insert(0, head)
     return converted, repairs
+
+
+REMINDER_KINDS = frozenset({Kind.RUNTIME_REMINDER, Kind.AGENT_SWITCH_NOTE})
+"""What the model view sends as a ``<system-reminder>`` user text: runtime reminders, and agent switch notes
+marked as reminders."""
+
+
+def attach_reminders(messages: Sequence[ProjectedMessage]) -> Sequence[ProjectedMessage]:
+    """Each reminder inside the user turn it belongs to: appended to the user message right before it (other
+    reminders aside), else put first in the user message right after it, else (it came in a tool loop, after
+    the assistant spoke) appended to the last user message before it, the prompt the loop answers, as agents
+    attach their reminders. Only with no user message at all does a reminder stay a message of its own."""
+    reminders = [n for n, m in enumerate(messages) if m.semantic_type in REMINDER_KINDS and m.role == "user"]
+    if not reminders:
+        return messages
+    taken = set(reminders)
+    users = [n for n, m in enumerate(messages) if m.role == "user" and n not in taken]
+    user_set = set(users)
+    before: dict[int, list[int]] = {}
+    after: dict[int, list[int]] = {}
+    for n in reminders:
+        previous = next((k for k in range(n - 1, -1, -1) if k not in taken), None)
+        following = next((k for k in range(n + 1, len(messages)) if k not in taken), None)
+        if previous is not None and previous in user_set:
+            after.setdefault(previous, []).append(n)
+        elif following is not None and following in user_set:
+            before.setdefault(following, []).append(n)
+        elif (prompt := next((k for k in reversed(users) if k < n), None)) is not None:
+            after.setdefault(prompt, []).append(n)
+        else:
+            taken.discard(n)
+    out: list[ProjectedMessage] = []
+    for n, message in enumerate(messages):
+        if n in taken:
+            continue
+        if n not in before and n not in after:
+            out.append(message)
+            continue
+        joined = [*before.get(n, []), n, *after.get(n, [])]
+        content = [part for k in joined for part in _as_parts(messages[k].content)]
+        ids = tuple(source for k in joined for source in messages[k].source_message_ids)
+        out.append(replace(message, content=content, source_message_ids=ids))
+    return out
+
+
+def _as_parts(content: Any) -> list[Any]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
 
 def _convert(message: ProjectedMessage, repairs: list[Repair]) -> ChatMessage | None:
