@@ -87,7 +87,9 @@ def promote_rows(rows: Iterable[Sequence[Any]]) -> list[EngineMessage]:
     out: list[EngineMessage] = []
     append = out.append
     for id_, session_id, seq, role, content, created_at, metadata, run_id, token_estimate in rows:
-        if metadata and ("runtimeKind" in metadata or (role == "assistant" and _SUMMARY_KEYS & metadata.keys())):
+        if metadata and (
+            "runtimeKind" in metadata or (role == "assistant" and ("summary" in metadata or "result" in metadata))
+        ):
             kind, note = infer_kind(role, content, metadata)
         else:
             kind, note = role_kinds(role) or from_shape(role, content), None
@@ -108,9 +110,6 @@ def opencode_summary(role: Role, metadata: dict[str, Any] | None) -> bool:
     result = metadata.get("result")
     return metadata.get("summary") is True or (isinstance(result, dict) and result.get("kind") == "summary")
 
-
-_SUMMARY_KEYS = frozenset({"summary", "result"})
-"""The metadata keys ``opencode_summary`` reads: a row without them needs no second look."""
 
 _PERSISTED_FIELDS = attrgetter(
     "id", "session_id", "seq", "role", "content", "created_at", "metadata", "run_id", "token_estimate"

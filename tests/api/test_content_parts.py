@@ -145,7 +145,7 @@ async def test_openai_responses_refers_to_its_own_built_in_tool_item(client: htt
         "providerOptions": {"openai": {"itemId": "ws_1"}},
     }
     result = {**SEARCH_RESULT, "toolCallId": "ws_1", "output": {"type": "json", "value": {"status": "completed"}}}
-    turn = [call, result, {"type": "text", "text": "Nothing new."}]
+    turn: list[dict[str, Any]] = [call, result, {"type": "text", "text": "Nothing new."}]
     await append(client, "s1", user("News?"), assistant(turn, provider="openai", model="gpt-5"), user("Thanks"))
     body = await chat(client, "openai-responses", "gpt-5")
     assert {"type": "item_reference", "id": "ws_1"} in body["payload"]["input"]
@@ -168,7 +168,7 @@ async def test_gemini_gets_the_code_it_ran_back_as_its_own_parts(client: httpx.A
         "output": ran,
         "providerExecuted": True,
     }
-    turn = [call, result, {"type": "text", "text": "It is 42."}]
+    turn: list[dict[str, Any]] = [call, result, {"type": "text", "text": "It is 42."}]
     producer = {"provider": "google", "model": "gemini-2.5-pro"}
     await append(client, "s1", user("Compute 6*7."), assistant(turn, **producer), user("Thanks"))
     body = await chat(client, "gemini", "gemini-2.5-pro")

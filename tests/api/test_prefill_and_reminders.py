@@ -17,7 +17,7 @@ MODELS = {
     "gemini": "gemini-2.5-pro",
     "ai-sdk": "anthropic/claude-sonnet-4-5",
 }
-STARTED = [
+STARTED: list[dict[str, Any]] = [
     {"type": "reasoning", "text": "Draft it.", "providerOptions": {"anthropic": {"signature": "sig=="}}},
     {"type": "text", "text": "Here is the poem:\n"},
 ]

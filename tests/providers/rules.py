@@ -271,7 +271,8 @@ def _anthropic_ending(payload: dict[str, Any], messages: list[dict[str, Any]], p
         return []
     if not prefill:
         return ["This model does not support assistant message prefill. The conversation must end with a user message."]
-    blocks = last.get("content") if isinstance(last.get("content"), list) else []
+    content = last.get("content")
+    blocks: list[dict[str, Any]] = content if isinstance(content, list) else []
     errors = []
     if blocks and blocks[-1].get("type") == "text" and blocks[-1]["text"] != blocks[-1]["text"].rstrip():
         errors.append("messages: final assistant content cannot end with trailing whitespace")
@@ -313,12 +314,13 @@ def _anthropic_server_tools(messages: list[dict[str, Any]]) -> list[str]:
     """A server tool's call and its result sit in one assistant turn, the call first."""
     errors = []
     for n, message in enumerate(messages):
-        content = message.get("content") if isinstance(message.get("content"), list) else []
+        given = message.get("content")
+        content: list[dict[str, Any]] = given if isinstance(given, list) else []
         open_uses: list[str] = []
         for block in content:
             kind = block.get("type", "")
             if kind == "server_tool_use":
-                open_uses.append(block.get("id"))
+                open_uses.append(str(block.get("id")))
             elif kind.endswith("_tool_result") and kind != "tool_result":
                 if block.get("tool_use_id") not in open_uses:
                     errors.append(f"messages.{n}: {kind} {block.get('tool_use_id')!r} without its server_tool_use")
