@@ -35,6 +35,14 @@ def to_chat_messages(
     messages: Sequence[ProjectedMessage], *, system: str | None = None
 ) -> tuple[list[ChatMessage], list[Repair]]:
     """ChatMessages for ``messages``, with ``system`` (the request's system prompt) placed first."""
+    return _serialized(messages, system, reminders_attached=False)
+
+
+def _serialized(
+    messages: Sequence[ProjectedMessage], system: str | None, *, reminders_attached: bool
+) -> tuple[list[ChatMessage], list[Repair]]:
+    """``to_chat_messages``; a history holding a reminder starts over once its reminders are attached (the
+    model view sends a reminder as a user string, so only those are checked: most histories hold none)."""
     repairs: list[Repair] = []
     leading: list[str] = []
     if system is not None:
@@ -44,7 +52,7 @@ def to_chat_messages(
         leading.append(cleaned)
     # Plain dicts in a loosely typed list: a cast per message would be a call per message.
     converted: list[Any] = []
-    for message in attach_reminders(messages):
+    for message in messages:
         role = message.role
         content = message.content
         if role != "system":
@@ -52,6 +60,8 @@ def to_chat_messages(
             # is (a string as its one text part), without a repair to look for part by part.
             shapes = _AS_IS[role]
             if isinstance(content, str):
+                if role == "user" and not reminders_attached and message.semantic_type in REMINDER_KINDS:
+                    return _serialized(attach_reminders(messages), system, reminders_attached=True)
                 if "text" in shapes:
                     converted.append({"role": role, "content": [{"type": "text", "text": content}]})
                     continue
