@@ -1,9 +1,12 @@
-"""``projector serve`` and ``projector migrate`` (also ``python -m app ...``)."""
+"""``projector serve``, ``projector migrate`` and ``projector import`` (also ``python -m app ...``)."""
 
 import argparse
+import os
+import sys
 
 import uvicorn
 
+from app import import_command
 from app.observability import configure_logging
 from app.settings import get_settings
 from app.store import migrations
@@ -17,8 +20,29 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument("--host", default=None)
     serve.add_argument("--port", type=int, default=None)
     commands.add_parser("migrate", help="apply the migrations to DATABASE_URL (or the embedded database)")
-    arguments = parser.parse_args(argv)
     settings = get_settings()
+    importing = commands.add_parser(
+        "import",
+        help="send session files to a running service (POST /sessions/import)",
+        description=import_command.__doc__,
+    )
+    importing.add_argument("path", help="a session file, or a folder searched for the format's files")
+    importing.add_argument("--format", required=True, choices=sorted(import_command.SUFFIXES))
+    importing.add_argument(
+        "--url",
+        default=os.environ.get("PROJECTOR_URL", f"http://{settings.host}:{settings.port}"),
+        help="the service (default: $PROJECTOR_URL, else this machine's serve address)",
+    )
+    importing.add_argument(
+        "--key", default=os.environ.get("PROJECTOR_API_KEY"), help="a runtime API key (default: $PROJECTOR_API_KEY)"
+    )
+    importing.add_argument("--strict", action="store_true", help="refuse a file with a line that cannot be read")
+    importing.add_argument("--follow", action="store_true", help="keep importing one live file as it grows")
+    importing.add_argument("--interval", type=float, default=1.0, help="seconds between looks at a followed file")
+    arguments = parser.parse_args(argv)
+
+    if arguments.command == "import":
+        sys.exit(import_command.run(arguments))
 
     if arguments.command == "migrate":
         if settings.database_url:

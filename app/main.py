@@ -20,15 +20,31 @@ from app.api.idempotency import Idempotency, declare_idempotency_key
 from app.api.middleware import BodyLimit, HeaderLimit, RequestLogging
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
-from app.api.routes import chat, context, health, messages, projection, runs, sessions, ui
+from app.api.routes import (
+    analytics,
+    chat,
+    context,
+    events,
+    health,
+    imports,
+    messages,
+    projection,
+    runs,
+    search,
+    sessions,
+    ui,
+)
 from app.context.model_server import ModelServerWindows
 from app.context.summarizer import Summarizer
 from app.observability import configure_logging
 from app.services.context_config import summarizer_config, window_config
+from app.services.events import EventHub
 from app.settings import Settings, get_settings
+from app.signals import on_exit_signal
 from app.store import migrations
 from app.store.database import Database, create_engine
 from app.store.embedded import EmbeddedPostgres
+from app.store.events import NoticeListener, listen_dsn
 
 log = logging.getLogger("projector")
 
@@ -117,6 +133,17 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         if settings.migrate_on_start and database_url is None:
             await asyncio.to_thread(migrations.upgrade, url)
         app.state.database = Database(create_engine(url, settings))
+        hub = app.state.events = EventHub(
+            max_streams=settings.events_max_streams, queue_size=settings.events_queue_size
+        )
+        listener = app.state.event_listener = NoticeListener(
+            listen_dsn(settings.listen_database_url or url),
+            hub.deliver,
+            hub.resync_all,
+            connect_timeout=settings.connect_timeout_seconds,
+        )
+        listener.start()
+        restore_signals = on_exit_signal(hub.close_soon)
         app.state.model_windows = ModelServerWindows(window_config(settings))
         summarizer = summarizer_config(settings)
         app.state.summarizer = Summarizer(summarizer) if summarizer else None
@@ -126,6 +153,9 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         try:
             yield
         finally:
+            restore_signals()
+            hub.close()
+            await listener.stop()
             await app.state.model_windows.aclose()
             if app.state.summarizer is not None:
                 await app.state.summarizer.aclose()
@@ -164,12 +194,16 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     app.openapi = openapi_with_trust  # type: ignore[method-assign]
     install_problem_handlers(app)
     for router in (
+        imports.router,
         sessions.router,
         messages.router,
         runs.router,
         projection.router,
         chat.router,
         context.router,
+        events.router,
+        search.router,
+        analytics.router,
         health.router,
         ui.router,
     ):

@@ -116,6 +116,25 @@ class Settings(BaseSettings):
         default_factory=list, description="Origins allowed by CORS (comma-separated or JSON list); empty is off."
     )
 
+    # --- Live events, search ---
+    listen_database_url: str | None = Field(
+        default=None,
+        description="Where each process keeps its one LISTEN connection; unset: the database URL. Behind "
+        "PgBouncer in transaction mode LISTEN needs a direct connection to PostgreSQL.",
+    )
+    events_heartbeat_seconds: float = Field(
+        default=15.0, gt=0, description="An idle event stream sends a comment this often, so proxies keep it open."
+    )
+    events_max_streams: int = Field(default=1_000, ge=1, description="Open event streams per process (503 beyond).")
+    events_queue_size: int = Field(
+        default=256, ge=1, description="Notices a stream may fall behind by before it resyncs from the database."
+    )
+    search_config: str = Field(
+        default="simple",
+        pattern=r"^[a-z_][a-z0-9_]*$",
+        description="PostgreSQL text search configuration for new messages and for queries ('simple', 'english'...).",
+    )
+
     @field_validator("database_url")
     @classmethod
     def _asyncpg_driver(cls, value: str | None) -> str | None:

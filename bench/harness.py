@@ -81,8 +81,8 @@ async def database(server_url: str | None) -> AsyncIterator[str]:
 
 
 async def raw_connection(url: str) -> asyncpg.Connection:
-    """A plain asyncpg connection whose jsonb values are encoded and decoded with orjson, in the binary
-    format that COPY (``bench.dataset``) requires."""
+    """A plain asyncpg connection whose jsonb and json values are encoded and decoded with orjson, in the
+    binary format that COPY (``bench.dataset``) requires."""
     connection = await asyncpg.connect(plain_dsn(url))
     await connection.set_type_codec(
         "jsonb",
@@ -90,6 +90,10 @@ async def raw_connection(url: str) -> asyncpg.Connection:
         encoder=lambda value: b"\x01" + orjson.dumps(value),
         decoder=lambda data: orjson.loads(data[1:]),
         format="binary",
+    )
+    # Message content is json, whose binary form is its text.
+    await connection.set_type_codec(
+        "json", schema="pg_catalog", encoder=orjson.dumps, decoder=orjson.loads, format="binary"
     )
     return connection
 
@@ -99,9 +103,10 @@ async def reading_connection(url: str) -> asyncpg.Connection:
     decoded by ``orjson.loads`` called from asyncpg with nothing in between (the service reads the same way,
     ``app.store.database``). A floor measured with it is the best a reader of these rows can do."""
     connection = await asyncpg.connect(plain_dsn(url))
-    await connection.set_type_codec(
-        "jsonb", schema="pg_catalog", encoder=lambda value: orjson.dumps(value).decode(), decoder=orjson.loads
-    )
+    for json_type in ("jsonb", "json"):
+        await connection.set_type_codec(
+            json_type, schema="pg_catalog", encoder=lambda value: orjson.dumps(value).decode(), decoder=orjson.loads
+        )
     return connection
 
 

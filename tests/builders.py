@@ -1,7 +1,8 @@
 """Small builders that read like the domain, for histories in tests.
 
 Each builder returns one ``PersistedMessage`` with ``seq`` 0 and, unless given, an empty id; ``history``
-numbers a sequence of them (seq 1, 2, ...; id ``m<seq>`` when none was given) exactly as the store would.
+numbers a sequence of them (seq 1, 2, ...; id ``m<seq>`` when none was given) and marks those holding a NUL
+or an unpaired surrogate, exactly as the store would.
 ``engine`` does the same and promotes. Builders never share state, so tests stay independent.
 
     history(user("hi"), tool_call("c1", "Read", path="a.ts"), tool_result("c1", "...", compacted=True))
@@ -15,6 +16,7 @@ from app.engine.kinds import Kind, Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import Content, PersistedMessage
 from app.engine.promotion import promote
+from app.store.storable import measure
 
 SESSION_ID = "s1"
 T0 = datetime(2026, 4, 8, 10, 0, tzinfo=UTC)
@@ -22,8 +24,13 @@ COMPACTED_AT = "2026-04-08T10:00:00Z"
 SIGNATURE = "sig-abc"
 
 
+def marked(message: PersistedMessage) -> bool:
+    """Whether the store marks this message when it is written (``unusual_text``)."""
+    return any(measure(value, "value", 1_000).unusual_text for value in (message.content, message.metadata))
+
+
 def history(*messages: PersistedMessage, start_seq: int = 1) -> list[PersistedMessage]:
-    """Number messages as the store does: gap-free seq, ``m<seq>`` ids where none was given."""
+    """Number messages as the store does: gap-free seq, ``m<seq>`` ids where none was given, marked."""
     numbered = []
     for offset, message in enumerate(messages):
         seq = start_seq + offset
@@ -33,6 +40,7 @@ def history(*messages: PersistedMessage, start_seq: int = 1) -> list[PersistedMe
                 seq=seq,
                 id=message.id or f"m{seq}",
                 created_at=T0 + timedelta(seconds=seq),
+                unusual_text=marked(message),
             )
         )
     return numbered

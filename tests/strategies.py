@@ -38,13 +38,36 @@ RUN_MODELS: dict[str, object] = {
 """The runs a history's assistant messages may name instead of their model, as a store holds their models."""
 
 texts = st.sampled_from(
-    ["", " ", "\n\t ", "ok", "Read the file", "帮我看看 src/auth.ts", "emoji 🙂 outside the BMP", "x" * 90]
+    [
+        "",
+        " ",
+        "\n\t ",
+        "ok",
+        "Read the file",
+        "帮我看看 src/auth.ts",
+        "emoji 🙂 outside the BMP",
+        "x" * 90,
+        "half an emoji \ud83d",
+        "\x00",
+    ]
 )
 """Short texts, often empty or whitespace-only; sampled rather than generated, which keeps histories cheap.
-Never a lone surrogate: the store refuses one (request text that may hold one is tested where it enters)."""
+Some hold what the store keeps exactly and providers may refuse: an unpaired surrogate, a lone NUL (which is
+whitespace to no one, so a NUL-only text becomes empty only once cleaned)."""
 
-outputs = st.sampled_from(["", "   ", "line 1\nline 2", "x" * 120, "error: ENOENT", "`backticks` ```fenced```"])
-"""Tool output texts: empty, whitespace, normal and long enough to cross a small soft limit."""
+outputs = st.sampled_from(
+    [
+        "",
+        "   ",
+        "line 1\nline 2",
+        "x" * 120,
+        "error: ENOENT",
+        "`backticks` ```fenced```",
+        "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        "cut at 4096 bytes \udc00",
+    ]
+)
+"""Tool output texts: empty, whitespace, normal, long enough to cross a small soft limit, and binary."""
 
 tool_names = st.sampled_from(["Read", "Bash", "Grep", "Edit"])
 

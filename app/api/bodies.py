@@ -3,31 +3,62 @@ dicts), built directly so hot reads skip model validation."""
 
 from typing import Any
 
-from app.api.schemas import AppendMessagesRequest, ChatRequestBody
+from fastapi.exceptions import RequestValidationError
+from pydantic import TypeAdapter, ValidationError
+
+from app.api.problems import validation_errors
+from app.api.schemas import AppendMessagesRequest, ChatRequestBody, ClientId, MessageIn, MessageInBody
+from app.errors import InvalidInput
+from app.importers.imported import ToolCallRef
 from app.projections.types import Diagnostics, ProjectedMessage, ProjectedMetadata
 from app.services.chat import ChatAsk
 from app.services.compaction import Compacted
+from app.services.imports import ImportOutcome, WireReaders
 from app.services.intake import MessageInput
 from app.store.records import MessageRecord, RunRecord, SessionRecord
 
 
 def message_inputs(request: AppendMessagesRequest) -> list[MessageInput]:
     """The messages as given, their parts as plain dicts with only the keys the caller set."""
-    return [
-        MessageInput(
-            role=message.role,
-            content=(
-                message.content
-                if isinstance(message.content, str)
-                else [part.model_dump(mode="json", exclude_unset=True) for part in message.content]
-            ),
-            id=message.id,
-            metadata=message.metadata,
-            run_id=message.run_id,
-            created_at=message.created_at,
-        )
-        for message in request.messages
-    ]
+    return [_message_input(message) for message in request.messages]
+
+
+def _message_input(message: MessageInBody) -> MessageInput:
+    return MessageInput(
+        role=message.role,
+        content=(
+            message.content
+            if isinstance(message.content, str)
+            # Python mode: pydantic's JSON mode spells an unpaired surrogate in a key as three other
+            # characters, and the parts hold nothing but JSON values either way.
+            else [part.model_dump(exclude_unset=True) for part in message.content]
+        ),
+        id=message.id,
+        metadata=message.metadata,
+        run_id=message.run_id,
+        created_at=message.created_at,
+    )
+
+
+_MESSAGE_IN: TypeAdapter[MessageInBody] = TypeAdapter(MessageIn)
+_SESSION_ID: TypeAdapter[str] = TypeAdapter(ClientId)
+
+
+def _read(adapter: TypeAdapter[Any], value: Any, prefix: str) -> Any:
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as error:
+        errors = validation_errors(RequestValidationError(error.errors(), body=value))
+        first = errors[0] if errors else {"field": "", "message": "invalid"}
+        where = ".".join(filter(None, (prefix, first["field"] if first["field"] != "body" else "")))
+        raise InvalidInput(f"{where}: {first['message']}", field=where) from None
+
+
+IMPORT_READERS = WireReaders(
+    message=lambda body: _message_input(_read(_MESSAGE_IN, body, "")),
+    session_id=lambda value: str(_read(_SESSION_ID, value, "sessionId")),
+)
+"""An imported message is checked exactly as an appended one, and a session id as a client-given one."""
 
 
 def chat_ask(body: ChatRequestBody) -> ChatAsk:
@@ -157,3 +188,44 @@ def diagnostics_body(diagnostics: Diagnostics) -> dict[str, Any]:
         ],
         "reasons": diagnostics.reasons,
     }
+
+
+def import_body(outcome: ImportOutcome) -> dict[str, Any]:
+    report = outcome.report
+    return {
+        "sessions": [
+            {
+                "id": session.id,
+                "created": session.created,
+                "stored": len(session.stored),
+                "storedIds": session.stored,
+                "alreadyStored": session.already_stored,
+                "changed": session.changed,
+                "refused": [
+                    {"messageId": refused.message_id, "field": refused.field, "reason": refused.reason}
+                    for refused in session.refused
+                ],
+                "pending": session.pending,
+            }
+            for session in outcome.sessions
+        ],
+        "report": {
+            "format": report.format,
+            "skipped": [{"line": line.line, "reason": line.reason} for line in report.skipped],
+            "invalid": [{"line": line.line, "reason": line.reason} for line in report.invalid],
+            "branches": [
+                {"firstLine": branch.first_line, "lines": branch.lines, "messageIds": list(branch.message_ids)}
+                for branch in report.branches
+            ],
+            "repairs": [
+                {"line": repair.line, "messageId": repair.message_id, "detail": repair.detail}
+                for repair in report.repairs
+            ],
+            "unansweredCalls": [_call_ref(ref) for ref in report.unanswered_calls],
+            "orphanResults": [_call_ref(ref) for ref in report.orphan_results],
+        },
+    }
+
+
+def _call_ref(ref: ToolCallRef) -> dict[str, str]:
+    return {"toolCallId": ref.tool_call_id, "messageId": ref.message_id}

@@ -77,3 +77,37 @@ def read_run_cursor(cursor: str, session_id: str, parameter: str) -> tuple[datet
     if not isinstance(run_id, str) or created_at.tzinfo is None:
         raise InvalidCursor(f"{parameter}: not a cursor this service issued", field=parameter)
     return created_at, run_id
+
+
+def search_cursor(rank: float, session_id: str, seq: int, query_digest: str) -> str:
+    """Where a page of search hits ended, for the same query (``query_digest``) only."""
+    return _encode({"r": rank, "s": session_id, "q": seq, "h": query_digest})
+
+
+def read_search_cursor(cursor: str, query_digest: str) -> tuple[float, str, int]:
+    payload = _decode(cursor, "cursor")
+    rank, session_id, seq = payload.get("r"), payload.get("s"), payload.get("q")
+    if not (isinstance(rank, int | float) and isinstance(session_id, str) and isinstance(seq, int)):
+        raise InvalidCursor("cursor: not a cursor this service issued", field="cursor")
+    if payload.get("h") != query_digest:
+        raise InvalidCursor("cursor: it was issued for another query or other filters", field="cursor")
+    return float(rank), session_id, seq
+
+
+def activity_cursor(last_active: datetime, session_id: str, range_digest: str) -> str:
+    """Where a page of sessions ordered by last activity ended, for the same time range only."""
+    return _encode({"t": last_active.isoformat(), "i": session_id, "h": range_digest})
+
+
+def read_activity_cursor(cursor: str, range_digest: str) -> tuple[datetime, str]:
+    payload = _decode(cursor, "cursor")
+    try:
+        last_active = datetime.fromisoformat(payload["t"])
+        session_id = payload["i"]
+    except (KeyError, TypeError, ValueError) as error:
+        raise InvalidCursor("cursor: not a cursor this service issued", field="cursor") from error
+    if not isinstance(session_id, str) or last_active.tzinfo is None:
+        raise InvalidCursor("cursor: not a cursor this service issued", field="cursor")
+    if payload.get("h") != range_digest:
+        raise InvalidCursor("cursor: it was issued for another time range", field="cursor")
+    return last_active, session_id

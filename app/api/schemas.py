@@ -1,5 +1,6 @@
 """Request and response bodies of the sessions, messages and runs endpoints."""
 
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, NotRequired, Self
 
@@ -7,6 +8,7 @@ from fastapi import Path
 from pydantic import (
     AfterValidator,
     AwareDatetime,
+    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
@@ -19,7 +21,7 @@ from typing_extensions import TypedDict  # pydantic reads typing's TypedDict onl
 
 from app.api.wire import WireModel
 from app.engine.kinds import Role
-from app.engine.parts import AssistantPart, SystemPart, ToolPart, UserPart
+from app.engine.parts import AssistantPart, SystemPart, TextLength, ToolPart, UserPart
 from app.errors import InvalidInput
 from app.projections.types import ProjectionContext, View
 from app.providers.request_settings import parse_format, parse_variant
@@ -45,7 +47,7 @@ INT32_MAX = 2**31 - 1
 (Gemini's maxOutputTokens is an int32)."""
 Provider = Literal["openai", "openai-responses", "anthropic", "gemini", "ai-sdk"]
 Metadata = dict[str, JsonValue]
-Name = Annotated[str, Field(min_length=1, max_length=256)]
+Name = Annotated[str, TextLength(1, 256)]
 
 
 class ModelRefObject(TypedDict):
@@ -58,7 +60,7 @@ class ModelRefObject(TypedDict):
     variant: NotRequired[Name]
 
 
-ModelReference = Annotated[str, Field(max_length=256)] | ModelRefObject
+ModelReference = Annotated[str, TextLength(0, 256)] | ModelRefObject
 """A model as ``provider/modelId`` (or a bare id), or opencode's ``{providerID, modelID, variant?}``."""
 ToolSwitches = dict[str, bool]
 """opencode's tools map: ``{"bash": true, "edit": false, "mcp_*": false}``."""
@@ -89,6 +91,16 @@ def _instant(value: object) -> datetime:
 
 
 _AWARE: TypeAdapter[datetime] = TypeAdapter(AwareDatetime)
+
+
+def _date_time_text(value: object) -> object:
+    """A query's time is RFC 3339 text: pydantic would also read a bare number as Unix time."""
+    if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}", value):
+        raise ValueError("an RFC 3339 date-time, such as 2026-12-01T09:00:00Z")
+    return value
+
+
+QueryTime = Annotated[AwareDatetime, BeforeValidator(_date_time_text)]
 
 
 class _MessageIn(WireModel):
@@ -148,7 +160,8 @@ class ToolMessageIn(_MessageIn):
     content: Annotated[list[ToolPart], Field(min_length=1)]
 
 
-MessageIn = Annotated[SystemMessageIn | UserMessageIn | AssistantMessageIn | ToolMessageIn, Field(discriminator="role")]
+MessageInBody = SystemMessageIn | UserMessageIn | AssistantMessageIn | ToolMessageIn
+MessageIn = Annotated[MessageInBody, Field(discriminator="role")]
 
 
 class AppendMessagesRequest(WireModel):
@@ -234,7 +247,7 @@ class CreateSessionRequest(WireModel):
     )
 
     id: ClientId | None = None
-    title: str | None = Field(default=None, max_length=1000)
+    title: Annotated[str, TextLength(0, 1000)] | None = None
     metadata: Metadata = Field(default_factory=dict)
     model: ModelReference | None = Field(default=None, description="provider/modelId or {providerID, modelID}")
     context_window_tokens: int | None = Field(default=None, gt=0, le=INT32_MAX)
@@ -455,3 +468,74 @@ class PruneRequest(WireModel):
     protect_tool_tokens: int | None = Field(default=None, ge=0, le=INT32_MAX)
     minimum_savings_tokens: int | None = Field(default=None, ge=0, le=INT32_MAX)
     protected_tools: list[str] | None = None
+
+
+ImportFormat = Literal["claude-code", "opencode", "pi", "openai-chat", "anthropic-messages", "ai-sdk"]
+
+
+class ImportQuery(WireModel):
+    format: ImportFormat = Field(description="What wrote the file.")
+    strict: bool = Field(
+        default=False,
+        description="A line that is not JSON or not a known record, or a message the append checks "
+        "refuse, is a 422 and nothing is stored (by default it is skipped and reported).",
+    )
+    live: bool = Field(
+        default=False,
+        description="The file is still being written: store only the messages no later line can change.",
+    )
+    session_id: ClientId | None = Field(default=None, description="Import into this session, whatever the file says.")
+
+
+class RefusedMessageOut(WireModel):
+    message_id: str
+    field: str
+    reason: str
+
+
+class SessionImportOut(WireModel):
+    id: str
+    created: bool
+    stored: int
+    stored_ids: list[str]
+    already_stored: int
+    changed: list[str] = Field(description="Ids stored before with other content; the stored message is kept.")
+    refused: list[RefusedMessageOut]
+    pending: int = Field(description="With live: messages left for the next import, as a later line may change them.")
+
+
+class LineOut(WireModel):
+    line: int
+    reason: str
+
+
+class BranchOut(WireModel):
+    first_line: int
+    lines: int
+    message_ids: list[str]
+
+
+class ImportRepairOut(WireModel):
+    line: int
+    message_id: str
+    detail: str
+
+
+class ToolCallRefOut(WireModel):
+    tool_call_id: str
+    message_id: str
+
+
+class ImportReportOut(WireModel):
+    format: str
+    skipped: list[LineOut]
+    invalid: list[LineOut]
+    branches: list[BranchOut]
+    repairs: list[ImportRepairOut]
+    unanswered_calls: list[ToolCallRefOut]
+    orphan_results: list[ToolCallRefOut]
+
+
+class ImportOut(WireModel):
+    sessions: list[SessionImportOut]
+    report: ImportReportOut

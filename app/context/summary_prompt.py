@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import orjson
-
+from app import lossless_json
 from app.projections.types import ProjectedMessage
+from app.providers.sendable_text import clean_text
 
 TEMPLATE_HEADINGS: tuple[str, ...] = (
     "Goal",
@@ -115,9 +115,10 @@ def build_summary_messages(
     parts.append(_UPDATE_SUMMARY if previous else _FIRST_SUMMARY)
     if instructions and instructions.strip():
         parts.append(f"Additional instructions for this summary:\n{instructions.strip()}")
+    # The summariser is an OpenAI-compatible server: stored text is made sendable as for that target.
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": "\n\n".join(parts)},
+        {"role": "user", "content": clean_text("\n\n".join(parts), remove_nul=True)},
     ]
 
 
@@ -211,4 +212,4 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _json(value: Any) -> str:
-    return orjson.dumps(value, default=str).decode()
+    return lossless_json.dumps(value).decode()

@@ -22,3 +22,5 @@ class EngineMessage:
     token_estimate: int = 0
     promotion_note: str | None = None
     """Why a ``runtimeKind`` was ignored, when it was; the debug view shows it."""
+    unusual_text: bool = False
+    """Content or metadata holds a NUL or an unpaired UTF-16 surrogate (marked at write time)."""

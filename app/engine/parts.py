@@ -13,10 +13,13 @@ verbatim as long as it holds JSON (``PART_CONFIG``): a store must not lose what 
 never reach a provider payload on their own: the serializer sends the declared keys only.
 """
 
-from typing import Annotated, Literal, get_args
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler, JsonValue
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 WIRE_CONFIG = ConfigDict(
     alias_generator=to_camel, populate_by_name=True, extra="forbid", serialize_by_alias=True, allow_inf_nan=False
@@ -24,12 +27,43 @@ WIRE_CONFIG = ConfigDict(
 """Every wire model's configuration: camelCase over the wire, snake_case in Python, unknown fields refused, and
 NaN and Infinity (which Python's JSON reader accepts, and PostgreSQL would store as null) refused."""
 
+
+@dataclass(frozen=True, slots=True)
+class TextLength:
+    """``Annotated[str, TextLength(1, 1024)]``: a string of ``min_length`` to ``max_length`` characters,
+    counted in Python. pydantic's own length constraints refuse a string holding an unpaired UTF-16 surrogate,
+    which is stored like any other text; this gives the same error types and the same schema."""
+
+    min_length: int
+    max_length: int
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        json_schema = handler(schema)
+        json_schema["maxLength"] = self.max_length
+        if self.min_length:
+            json_schema["minLength"] = self.min_length
+        return json_schema
+
+    def _check(self, value: str) -> str:
+        if len(value) < self.min_length:
+            message = "String should have at least {min_length} characters"
+            raise PydanticCustomError("string_too_short", message, {"min_length": self.min_length})
+        if len(value) > self.max_length:
+            message = "String should have at most {max_length} characters"
+            raise PydanticCustomError("string_too_long", message, {"max_length": self.max_length})
+        return value
+
+
 PART_CONFIG = ConfigDict(**{**WIRE_CONFIG, "extra": "allow"})
 """A part's configuration: the wire one, except that keys it does not declare are kept (as JSON values, the
 type ``__pydantic_extra__`` gives them) instead of refused."""
 
 ProviderOptions = dict[str, dict[str, JsonValue]]
-Id = Annotated[str, Field(min_length=1, max_length=1024)]
+Id = Annotated[str, TextLength(1, 1024)]
+ToolName = Annotated[str, TextLength(1, 256)]
 
 
 class _Shape(BaseModel):
@@ -69,7 +103,7 @@ class ReasoningPart(PartModel):
 class ToolCallPart(PartModel):
     type: Literal["tool-call"]
     tool_call_id: Id
-    tool_name: Annotated[str, Field(min_length=1, max_length=256)]
+    tool_name: ToolName
     input: JsonValue
     provider_executed: bool | None = None
 
@@ -137,7 +171,7 @@ ToolResultOutput = Annotated[TextOutput | JsonOutput | DeniedOutput | ContentOut
 class ToolResultPart(PartModel):
     type: Literal["tool-result"]
     tool_call_id: Id
-    tool_name: Annotated[str, Field(min_length=1, max_length=256)]
+    tool_name: ToolName
     output: ToolResultOutput
     provider_executed: bool | None = None
 

@@ -25,3 +25,6 @@ class PersistedMessage:
     metadata: dict[str, Any] = field(default_factory=dict)
     run_id: str | None = None
     token_estimate: int = 0
+    unusual_text: bool = False
+    """Marked at write time: content or metadata holds a NUL or an unpaired UTF-16 surrogate, which some
+    providers refuse; only such messages are cleaned on their way into a provider payload."""

@@ -86,7 +86,7 @@ def promote_rows(rows: Iterable[Sequence[Any]]) -> list[EngineMessage]:
     engine_message = EngineMessage
     out: list[EngineMessage] = []
     append = out.append
-    for id_, session_id, seq, role, content, created_at, metadata, run_id, token_estimate in rows:
+    for id_, session_id, seq, role, content, created_at, metadata, run_id, token_estimate, unusual in rows:
         if metadata and (
             "runtimeKind" in metadata or (role == "assistant" and ("summary" in metadata or "result" in metadata))
         ):
@@ -95,7 +95,7 @@ def promote_rows(rows: Iterable[Sequence[Any]]) -> list[EngineMessage]:
             kind, note = role_kinds(role) or from_shape(role, content), None
         append(
             engine_message(
-                id_, session_id, seq, role, kind, content, created_at, metadata, run_id, token_estimate, note
+                id_, session_id, seq, role, kind, content, created_at, metadata, run_id, token_estimate, note, unusual
             )
         )
     return out
@@ -112,7 +112,7 @@ def opencode_summary(role: Role, metadata: dict[str, Any] | None) -> bool:
 
 
 _PERSISTED_FIELDS = attrgetter(
-    "id", "session_id", "seq", "role", "content", "created_at", "metadata", "run_id", "token_estimate"
+    "id", "session_id", "seq", "role", "content", "created_at", "metadata", "run_id", "token_estimate", "unusual_text"
 )
 """A ``PersistedMessage`` as the row ``promote_rows`` takes."""
 

@@ -10,8 +10,7 @@ corrects it wherever a real count exists. Pure: no tokenizer downloads, no I/O.
 
 from typing import Any
 
-import orjson
-
+from app import lossless_json
 from app.engine.persisted import Content
 
 BYTES_PER_TOKEN = 4
@@ -85,7 +84,7 @@ def _text_tokens(text: str) -> int:
 
 
 def _json_tokens(value: Any) -> int:
-    return _from_bytes(len(orjson.dumps(value, default=str)))
+    return _from_bytes(len(lossless_json.dumps(value)))
 
 
 def _from_bytes(count: int) -> int:

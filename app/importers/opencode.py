@@ -293,12 +293,18 @@ def _with_options(part: dict[str, Any], source: dict[str, Any]) -> dict[str, Any
 
 
 def _usage(tokens: Any) -> dict[str, int]:
+    """opencode's ``tokens`` in the stored usage convention (README, "The model catalog")."""
     if not isinstance(tokens, dict):
         return {}
     cache = as_object(tokens.get("cache"))
+    output, reasoning = tokens.get("output"), tokens.get("reasoning")
+    if isinstance(output, int) and isinstance(reasoning, int):
+        # opencode counts reasoning beside the output; the stored convention counts it in the output, with
+        # ``reasoningTokens`` saying how much of it was reasoning.
+        output += reasoning
     usage = {
         "inputTokens": tokens.get("input"),
-        "outputTokens": tokens.get("output"),
+        "outputTokens": output,
         "cacheReadTokens": cache.get("read"),
         "cacheWriteTokens": cache.get("write"),
         "reasoningTokens": tokens.get("reasoning"),

@@ -5,6 +5,8 @@ renderer reads only the projection (already filtered and, when asked, redacted),
 the export left out. Pure: returns a string, writes nothing.
 """
 
+import json
+import re
 from typing import Any, assert_never
 
 import orjson
@@ -13,6 +15,7 @@ from app.engine.kinds import Kind
 from app.projections.framing import fence_for
 from app.projections.types import ProjectedMessage, Projection
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 HEADINGS: dict[str, str] = {"system": "System", "user": "User", "assistant": "Assistant", "tool": "Tool"}
 
 
@@ -22,7 +25,10 @@ def render_markdown(projection: Projection, *, title: str | None = None) -> str:
         body = _body(message)
         if body:
             blocks.append(f"## {_heading(message)}\n\n{body}")
-    return "\n\n".join(blocks) + "\n"
+    document = "\n\n".join(blocks) + "\n"
+    # A Markdown document is UTF-8 text, which cannot hold an unpaired UTF-16 surrogate (stored text may):
+    # each becomes U+FFFD, the character that says something undecodable was there.
+    return document if document.isascii() else _SURROGATE.sub("\ufffd", document)
 
 
 def _heading(message: ProjectedMessage) -> str:
@@ -136,7 +142,11 @@ def _bash(facts: dict[str, Any], content: Any) -> str:
 
 
 def _json(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+    except orjson.JSONEncodeError:
+        # An unpaired surrogate, which orjson refuses; the document replaces it.
+        return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
 def _fenced(text: str, language: str) -> str:

@@ -353,7 +353,9 @@ class _Rules:
                 if key is not None:
                     self._plain[key] = shared
             metadata = shared
-        return ProjectedMessage(self.policy.view, role, message.kind, (message.id,), content, metadata, reasoning)
+        return ProjectedMessage(
+            self.policy.view, role, message.kind, (message.id,), content, metadata, reasoning, message.unusual_text
+        )
 
 
 Rule = Callable[[_Rules, EngineMessage], ProjectedMessage | Hidden]

@@ -16,6 +16,7 @@ patterns need look-around (which RE2 refuses) or backtrack quadratically, and it
 npm tokens and unquoted AWS secret keys. All rules are one alternation, so a text is scanned once.
 """
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,9 @@ from typing import Any
 import re2  # type: ignore[import-untyped]
 
 from app.engine.persisted import Content
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SPLIT = re.compile("([\ud800-\udfff])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +128,10 @@ STRUCTURAL_KEYS = frozenset({"type", "toolCallId", "toolName", "approvalId", "me
 
 
 def redact_text(text: str) -> str:
+    if not text.isascii() and _SURROGATE.search(text):
+        # RE2 reads UTF-8, which cannot hold an unpaired surrogate: the pieces between them are redacted
+        # (no secret's shape holds one) and the surrogates kept where they were.
+        return "".join(piece if _SURROGATE.fullmatch(piece) else redact_text(piece) for piece in _SPLIT.split(text))
     return str(_SECRETS.sub(_mask, text))
 
 

@@ -8,8 +8,7 @@ only ``output`` changes. Never decides whether a result is sent; that is the vie
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from app import lossless_json
 from app.projections.media import RESULT_MEDIA_ITEMS, MediaStyle, readable_items
 
 CLEARED = "[Old tool result content cleared]"
@@ -60,7 +59,7 @@ def result_for_model(part: dict[str, Any], policy: ResultPolicy) -> ResultChange
                 return ResultChange(
                     _with_output(part, text_type, NO_OUTPUT), ["empty tool result noted as (no output)"]
                 )
-            serialized = orjson.dumps(value).decode()
+            serialized = lossless_json.dumps(value).decode()
             if policy.soft_limit > 0 and len(serialized) > policy.soft_limit:
                 return _cut_text(part, text_type, serialized, policy)
             return ResultChange(part)

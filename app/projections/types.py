@@ -68,6 +68,9 @@ class ProjectedMessage:
     reasoning: tuple[dict[str, Any], ...] = ()
     """The parts of ``content`` that carry the stored message's reasoning, native or turned into text (the
     model and compact views set it): what the token accounting counts as reasoning. Never sent as such."""
+    unusual_text: bool = False
+    """Made from a message marked at write time as holding a NUL or an unpaired UTF-16 surrogate: the
+    serializer cleans such text for the provider, and only in such messages."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from app.providers.mutations import Mutation, apply_mutations, parse_mutations
 from app.providers.prefill import check_prefill
 from app.providers.registry import adapter_for, build_payload, check_max_output_tokens, check_model
 from app.providers.request_settings import NO_SETTINGS, RequestSettings
+from app.providers.sendable_text import NUL_REFUSED
 from app.providers.serializer import to_chat_messages
 from app.providers.tool_definitions import parse_tools, switch_tools
 
@@ -57,7 +58,8 @@ def build_chat_request(
         messages, diagnostics = projection.messages, _copy(projection.diagnostics)
     else:
         messages, diagnostics = list(projection), Diagnostics()
-    mutated, notes, mutation_repairs = apply_mutations(messages, parsed)
+    remove_nul = provider in NUL_REFUSED
+    mutated, notes, mutation_repairs = apply_mutations(messages, parsed, remove_nul=remove_nul)
     if not mutated and not (system and system.strip()):
         raise EmptyConversation()
     diagnostics.injected_notes.extend(notes)
@@ -65,7 +67,7 @@ def build_chat_request(
         diagnostics.injected_notes.append(
             f"tools {', '.join(switched_off)} left out: the run's tools map turns them off"
         )
-    chat_messages, serializer_repairs = to_chat_messages(mutated, system=system)
+    chat_messages, serializer_repairs = to_chat_messages(mutated, system=system, remove_nul=remove_nul)
     payload, repairs = build_payload(
         provider,
         chat_messages,

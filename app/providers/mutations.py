@@ -4,10 +4,10 @@
 message; ``insertAfter`` / ``insertBefore`` add a message next to the one holding a given stored message id.
 A mutation is never stored and never fakes an id or a timestamp: the messages it adds name no source message.
 Each applied mutation is described for the diagnostics. A target that does not exist is an error, not a
-silent no-op. Lone UTF-16 surrogates in a mutation's parts are removed here, with an ``unpaired-surrogates``
-repair, as they are from the request's system prompt: mutation text is request text (never stored, so never
-refused by the store), the only text that can bring one into the model view, and the serializer takes valid
-Unicode without scanning every message for them.
+silent no-op. A mutation's parts are made sendable here (``app.providers.sendable_text``: unpaired UTF-16
+surrogates become U+FFFD, NUL characters go where the target refuses them), with a repair naming the message
+they went into: mutation text is request text, never stored, so never marked, and the serializer cleans only
+the stored messages marked at write time.
 
 Wire shape (camelCase, as ``POST /chat`` takes it)::
 
@@ -31,7 +31,7 @@ from app.engine.kinds import Kind, Role
 from app.engine.parts import SystemPart, UserPart, part_models, part_type
 from app.projections.types import ProjectedMessage, ProjectedMetadata, Repair, View
 from app.providers.errors import InvalidMutation, MutationTargetNotFound
-from app.providers.surrogates import without_unpaired_surrogates
+from app.providers.sendable_text import Changes, cleaned
 
 MutationOp = Literal["append", "prepend", "appendTo", "insertAfter", "insertBefore"]
 AppendTarget = Literal["last-user", "last-assistant"]
@@ -147,22 +147,22 @@ def _role_part_types(role: str) -> frozenset[str]:
 
 
 def apply_mutations(
-    messages: Sequence[ProjectedMessage], mutations: Sequence[Mutation]
+    messages: Sequence[ProjectedMessage], mutations: Sequence[Mutation], *, remove_nul: bool = False
 ) -> tuple[list[ProjectedMessage], list[str], list[Repair]]:
     """The messages with every mutation applied in order, one note per mutation for the diagnostics, and the
-    repairs made to the mutations' text (lone surrogates removed, naming the message the parts went into)."""
+    repairs made to the mutations' text (naming the message the parts went into); ``remove_nul``: the target
+    refuses NUL characters."""
     result = list(messages)
     notes: list[str] = []
     repairs: list[Repair] = []
     for index, mutation in enumerate(mutations):
-        parts, changed = without_unpaired_surrogates(list(mutation.parts))
-        if changed:
+        changes = Changes()
+        parts = cleaned(list(mutation.parts), remove_nul=remove_nul, changes=changes)
+        if changes.surrogates or changes.nuls:
             mutation = replace(mutation, parts=tuple(parts))
         result, note, ids = _apply(result, mutation, index)
         notes.append(f"mutation {index}: {note}")
-        if changed:
-            detail = f"removed lone UTF-16 surrogates from mutations[{index}].parts"
-            repairs.append(Repair("unpaired-surrogates", detail, ids))
+        repairs.extend(changes.repairs(f"mutations[{index}].parts", ids))
     return result, notes, repairs
 
 

@@ -4,12 +4,14 @@ It converts shapes (string content to parts, AI SDK part keys only), places syst
 system prompt and the leading system notes become one system message first; later notes stay where they
 are, for each adapter to place), attaches each runtime reminder to the user turn it belongs to (for every
 target the same way: never a user message of its own) and repairs combinations no provider accepts (a part
-a role cannot carry, lone surrogates in the request's system prompt). Every repair is reported. It never
-chooses, drops for relevance, trims or compacts: which messages go in is the model view's decision.
+a role cannot carry, text a provider cannot take). Every repair is reported. It never chooses, drops for
+relevance, trims or compacts: which messages go in is the model view's decision.
 
-The messages it takes hold valid Unicode: stored text cannot hold a lone surrogate (the append path refuses
-one and ``jsonb`` cannot store it), and the request text that reaches them is cleaned where it enters
-(``app.providers.mutations``). The serializer does not look again: that scan re-encoded every message.
+Stored text is kept exactly, NUL characters and unpaired UTF-16 surrogates included, and a provider may not
+take them (``app.providers.sendable_text``). The store marks the messages holding such text when they are
+written, the mark travels with them (``unusual_text``), and only marked messages are cleaned here, each
+change reported naming the message: the others cost nothing. Request text is cleaned where it enters (the
+system prompt here, mutations in ``app.providers.mutations``).
 """
 
 from collections.abc import Sequence
@@ -20,7 +22,7 @@ from app.engine.kinds import Kind
 from app.projections.types import ProjectedMessage, Repair
 from app.providers.chat_message import PART_KEYS, REQUIRED_STRINGS, ROLE_PARTS, ChatMessage, SystemChatMessage
 from app.providers.media import part_media
-from app.providers.surrogates import clean_text
+from app.providers.sendable_text import Changes, clean_text, cleaned
 
 _Shape = tuple[frozenset[str], tuple[str, ...]]
 _AS_IS: dict[str, dict[str | None, _Shape]] = {
@@ -32,27 +34,29 @@ strings: one lookup per part answers "known type" and "allowed for the role" tog
 
 
 def to_chat_messages(
-    messages: Sequence[ProjectedMessage], *, system: str | None = None
+    messages: Sequence[ProjectedMessage], *, system: str | None = None, remove_nul: bool = False
 ) -> tuple[list[ChatMessage], list[Repair]]:
-    """ChatMessages for ``messages``, with ``system`` (the request's system prompt) placed first."""
-    return _serialized(messages, system, reminders_attached=False)
+    """ChatMessages for ``messages``, with ``system`` (the request's system prompt) placed first;
+    ``remove_nul``: the target refuses NUL characters."""
+    return _serialized(messages, system, remove_nul, reminders_attached=False)
 
 
 def _serialized(
-    messages: Sequence[ProjectedMessage], system: str | None, *, reminders_attached: bool
+    messages: Sequence[ProjectedMessage], system: str | None, remove_nul: bool, *, reminders_attached: bool
 ) -> tuple[list[ChatMessage], list[Repair]]:
     """``to_chat_messages``; a history holding a reminder starts over once its reminders are attached (the
     model view sends a reminder as a user string, so only those are checked: most histories hold none)."""
     repairs: list[Repair] = []
     leading: list[str] = []
     if system is not None:
-        cleaned = clean_text(system)
-        if cleaned != system:
-            repairs.append(Repair("unpaired-surrogates", "removed lone UTF-16 surrogates from the system prompt"))
-        leading.append(cleaned)
+        changes = Changes()
+        leading.append(clean_text(system, remove_nul=remove_nul, changes=changes))
+        repairs.extend(changes.repairs("the system prompt"))
     # Plain dicts in a loosely typed list: a cast per message would be a call per message.
     converted: list[Any] = []
     for message in messages:
+        if message.unusual_text:
+            message = _sendable(message, remove_nul, repairs)
         role = message.role
         content = message.content
         if role != "system":
@@ -61,7 +65,7 @@ def _serialized(
             shapes = _AS_IS[role]
             if isinstance(content, str):
                 if role == "user" and not reminders_attached and message.semantic_type in REMINDER_KINDS:
-                    return _serialized(attach_reminders(messages), system, reminders_attached=True)
+                    return _serialized(attach_reminders(messages), system, remove_nul, reminders_attached=True)
                 if "text" in shapes:
                     converted.append({"role": role, "content": [{"type": "text", "text": content}]})
                     continue
@@ -121,12 +125,20 @@ def attach_reminders(messages: Sequence[ProjectedMessage]) -> Sequence[Projected
         joined = [*before.get(n, []), n, *after.get(n, [])]
         content = [part for k in joined for part in _as_parts(messages[k].content)]
         ids = tuple(source for k in joined for source in messages[k].source_message_ids)
-        out.append(replace(message, content=content, source_message_ids=ids))
+        unusual = any(messages[k].unusual_text for k in joined)
+        out.append(replace(message, content=content, source_message_ids=ids, unusual_text=unusual))
     return out
 
 
 def _as_parts(content: Any) -> list[Any]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def _sendable(message: ProjectedMessage, remove_nul: bool, repairs: list[Repair]) -> ProjectedMessage:
+    changes = Changes()
+    content = cleaned(message.content, remove_nul=remove_nul, changes=changes)
+    repairs.extend(changes.repairs("the message", message.source_message_ids))
+    return replace(message, content=content, unusual_text=False)
 
 
 def _convert(message: ProjectedMessage, repairs: list[Repair]) -> ChatMessage | None:

@@ -15,7 +15,7 @@ from pydantic_core import ErrorDetails
 
 from app.engine.parts import WIRE_CONFIG
 from app.providers.errors import InvalidToolDefinition
-from app.providers.surrogates import without_unpaired_surrogates
+from app.providers.sendable_text import holds_surrogate
 
 NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -65,7 +65,7 @@ def parse_tools(raw: Sequence[Mapping[str, Any]] | None) -> tuple[ToolDefinition
         if tool.name in seen:
             raise InvalidToolDefinition(f"tool {tool.name!r} is defined twice", index=index)
         seen.add(tool.name)
-        if without_unpaired_surrogates(dict(item))[1]:
+        if holds_surrogate(dict(item)):
             raise InvalidToolDefinition("contains an unpaired UTF-16 surrogate, which no provider accepts", index=index)
         # The caller's own schema goes on as given; the model only checked it.
         schema = item.get("inputSchema", EMPTY_OBJECT_SCHEMA)

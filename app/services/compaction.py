@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from app.context import errors as context_errors
 from app.context.compaction import (
     CompactionSelection,
@@ -49,6 +51,7 @@ from app.services.snapshots import session_model
 from app.settings import Settings
 from app.store.compaction_leases import CompactionLeaseRepository
 from app.store.database import Database
+from app.store.events import Notice, NoticeKind, notify
 from app.store.messages import MessageRepository, NewMessage
 from app.store.records import MessageRecord
 from app.store.sessions import SessionRepository
@@ -201,8 +204,19 @@ async def _write(
             _, taken = result.conflicts[0]
             raise MessageConflict(f"id '{taken}' is already stored in this session", field="boundaryId")
         await leases.release(session_id, lease)
-    boundary, summary = result.messages
+        boundary, summary = result.messages
+        await notify_compaction(connection, tenant_id, session_id, boundary, summary)
     return boundary, summary
+
+
+async def notify_compaction(
+    connection: AsyncConnection, tenant_id: str, session_id: str, boundary: MessageRecord, summary: MessageRecord
+) -> None:
+    """Announces the two new messages, then the compaction they make."""
+    seqs = (boundary.seq, summary.seq)
+    await notify(connection, Notice(tenant_id, session_id, NoticeKind.MESSAGE, min(seqs), max(seqs)))
+    details = {"boundaryId": boundary.id, "summaryId": summary.id}
+    await notify(connection, Notice(tenant_id, session_id, NoticeKind.COMPACTION, boundary.seq, summary.seq, details))
 
 
 async def _check_unchanged(repository: MessageRepository, session_id: str, selection: CompactionSelection) -> None:

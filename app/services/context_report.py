@@ -7,8 +7,7 @@ context layer's count.
 
 import dataclasses
 
-import orjson
-
+from app import lossless_json
 from app.context.accounting import ContextReport, account_context
 from app.context.model_server import ModelServerWindows
 from app.context.window import ContextWindow
@@ -70,4 +69,4 @@ def count_context(
 
 def request_tokens(system: str | None, tools: list[dict[str, object]] | None) -> int:
     """What a request sends besides the history: its system text and tool schemas."""
-    return estimate_tokens(system or "") + (estimate_tokens(orjson.dumps(tools).decode()) if tools else 0)
+    return estimate_tokens(system or "") + (estimate_tokens(lossless_json.dumps(tools).decode()) if tools else 0)

@@ -1,5 +1,6 @@
 """Turns messages to append into messages ready to store, enforcing what the wire types cannot say: size
-limits, text PostgreSQL can store, ids unique within the batch, and who may write reserved kinds."""
+limits, values PostgreSQL can store exactly, ids unique within the batch, and who may write reserved kinds.
+A message whose text holds a NUL or an unpaired surrogate is stored as sent and marked (``unusual_text``)."""
 
 import uuid
 from dataclasses import dataclass, field
@@ -9,12 +10,13 @@ from typing import Any
 from app.engine.kinds import Role
 from app.engine.persisted import Content
 from app.engine.promotion import infer_kind
+from app.engine.search_text import message_facts
 from app.engine.tokens import estimate_tokens
 from app.errors import Forbidden, InvalidInput, TooLarge
 from app.services.caller import Caller
 from app.settings import Settings
 from app.store.messages import NewMessage
-from app.store.storable import storable_size
+from app.store.storable import Measured, measure, refuse_unaddressable
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,16 +51,16 @@ def prepare_batch(inputs: list[MessageInput], caller: Caller, settings: Settings
                 f"{where}.content: {len(content)} parts; the limit is {settings.max_parts_per_message}",
                 field=f"{where}.content",
             )
-        size = storable_size(content, f"{where}.content", settings.max_json_depth) + _check_metadata(
-            message.metadata, where, settings
-        )
+        measured_content = measure(content, f"{where}.content", settings.max_json_depth)
+        measured_metadata = _check_metadata(message.metadata, where, settings)
+        size = measured_content.size + measured_metadata.size
         if size > settings.max_message_bytes:
             raise TooLarge(f"{where}: {size} bytes; the limit is {settings.max_message_bytes}", field=where)
         kind, _ = infer_kind(message.role, content, message.metadata)
         if not caller.may_write_kind(kind):
             raise Forbidden(f"{where}.metadata.runtimeKind: only a runtime key may write {kind}", field=where)
-        storable_size(message.id or "", f"{where}.id", settings.max_json_depth)
-        storable_size(message.run_id or "", f"{where}.runId", settings.max_json_depth)
+        refuse_unaddressable(message.id, f"{where}.id")
+        refuse_unaddressable(message.run_id, f"{where}.runId")
         message_id = message.id or new_message_id()
         candidate = NewMessage(
             id=message_id,
@@ -69,6 +71,9 @@ def prepare_batch(inputs: list[MessageInput], caller: Caller, settings: Settings
             run_id=message.run_id,
             created_at=message.created_at or now,
             token_estimate=estimate_tokens(content),
+            facts=message_facts(kind, content, message.metadata),
+            search_config=settings.search_config,
+            unusual_text=measured_content.unusual_text or measured_metadata.unusual_text,
         )
         if message_id in first_index_of:
             if not candidate.same_fact_as(batch[first_index_of[message_id]]):
@@ -82,10 +87,11 @@ def prepare_batch(inputs: list[MessageInput], caller: Caller, settings: Settings
     return batch
 
 
-def _check_metadata(metadata: dict[str, Any], where: str, settings: Settings) -> int:
-    size = storable_size(metadata, f"{where}.metadata", settings.max_json_depth)
-    if size > settings.max_metadata_bytes:
+def _check_metadata(metadata: dict[str, Any], where: str, settings: Settings) -> Measured:
+    measured = measure(metadata, f"{where}.metadata", settings.max_json_depth)
+    if measured.size > settings.max_metadata_bytes:
         raise TooLarge(
-            f"{where}.metadata: {size} bytes; the limit is {settings.max_metadata_bytes}", field=f"{where}.metadata"
+            f"{where}.metadata: {measured.size} bytes; the limit is {settings.max_metadata_bytes}",
+            field=f"{where}.metadata",
         )
-    return size
+    return measured

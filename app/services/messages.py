@@ -10,10 +10,11 @@ from app.services.caller import Caller
 from app.services.intake import MessageInput, prepare_batch
 from app.settings import Settings
 from app.store.database import Database
+from app.store.events import Notice, NoticeKind, notify
 from app.store.messages import AppendResult, MessageRepository
 from app.store.records import MessageRecord
 from app.store.sessions import SessionRepository
-from app.store.storable import storable_size
+from app.store.storable import measure
 
 IMMUTABLE_METADATA_KEYS = ("runtimeKind",)
 """The kind is fixed at write time (it is indexed, and reserved kinds are checked then)."""
@@ -37,6 +38,9 @@ async def append_messages(
         if last_seq is None:
             raise NotFound(f"session '{session_id}' does not exist")
         result = await repository.append(session_id, last_seq, batch)
+        if result.created and not result.conflicts:
+            appended = Notice(caller.tenant_id, session_id, NoticeKind.MESSAGE, last_seq + 1, last_seq + result.created)
+            await notify(connection, appended)
     if result.conflicts:
         index, message_id = result.conflicts[0]
         raise MessageConflict(
@@ -84,7 +88,7 @@ async def amend_message(
 ) -> MessageRecord:
     """Merges ``changes`` into the metadata (null removes a key); content and kind never change."""
     caller.require_may_amend(changes)
-    storable_size(changes, "metadata", settings.max_json_depth)
+    measured = measure(changes, "metadata", settings.max_json_depth)
     for key in IMMUTABLE_METADATA_KEYS:
         if key in changes:
             raise InvalidInput(f"metadata.{key}: fixed when the message is written", field=f"metadata.{key}")
@@ -95,7 +99,12 @@ async def amend_message(
             raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")
         if not caller.may_write_kind(Kind(current.kind)):
             raise Forbidden(f"only a runtime key may amend a {current.kind} message")
-        row = await repository.amend_metadata(session_id, message_id, changes)
+        row = await repository.amend_metadata(session_id, message_id, changes, unusual_text=measured.unusual_text)
+        if row is not None:
+            details = {"messageId": message_id}
+            await notify(
+                connection, Notice(caller.tenant_id, session_id, NoticeKind.AMENDED, row.seq, row.seq, details)
+            )
     if row is None:
         # Only a session deleted between the two statements gets here.
         raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")

@@ -11,6 +11,7 @@ from app.projections.types import ProjectionContext
 from app.services.context_config import prune_policy
 from app.settings import Settings
 from app.store.database import Database
+from app.store.events import Notice, NoticeKind, notify
 from app.store.messages import MessageRepository
 
 T = TypeVar("T")
@@ -56,6 +57,9 @@ async def prune(database: Database, settings: Settings, tenant_id: str, ask: Pru
         if plan.applied and not ask.dry_run:
             stamp = compacted_at_patch(now)["compactedAt"]
             marked = await repository.mark_compacted(ask.session_id, list(plan.message_ids), stamp)
+            if marked:
+                details = {"count": len(marked), "compactedAt": stamp}
+                await notify(connection, Notice(tenant_id, ask.session_id, NoticeKind.PRUNE, 0, 0, details))
     return Pruned(plan, marked)
 
 

@@ -11,7 +11,7 @@ from app.store.database import Database
 from app.store.records import RunRecord
 from app.store.runs import RunRepository
 from app.store.sessions import SessionRepository
-from app.store.storable import storable_size
+from app.store.storable import refuse_unaddressable, storable_size
 
 
 def new_run_id() -> str:
@@ -27,7 +27,8 @@ async def create_run(
     run_settings: dict[str, Any],
 ) -> RunRecord:
     """``run_settings`` are keyed by their wire names (one word each), so a refusal names the field."""
-    storable_size({"id": run_id, **run_settings}, "", settings.max_json_depth)
+    refuse_unaddressable(run_id, "id")
+    storable_size(run_settings, "", settings.max_json_depth)
     async with database.transaction() as connection:
         if await SessionRepository(connection, tenant_id).get(session_id) is None:
             raise NotFound(f"session '{session_id}' does not exist")

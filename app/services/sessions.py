@@ -10,7 +10,7 @@ from app.settings import Settings
 from app.store.database import Database
 from app.store.records import SessionRecord
 from app.store.sessions import SessionRepository
-from app.store.storable import storable_size
+from app.store.storable import refuse_unaddressable, storable_size
 
 
 def new_session_id() -> str:
@@ -28,7 +28,8 @@ async def create_session(
     model: str | Mapping[str, Any] | None,
     context_window_tokens: int | None,
 ) -> SessionRecord:
-    storable_size({"id": session_id, "title": title, "metadata": metadata, "model": model}, "", settings.max_json_depth)
+    refuse_unaddressable(session_id, "id")
+    storable_size({"title": title, "metadata": metadata, "model": model}, "", settings.max_json_depth)
     async with database.transaction() as connection:
         row = await SessionRepository(connection, tenant_id).create(
             session_id, title=title, metadata=metadata, model=model, context_window_tokens=context_window_tokens

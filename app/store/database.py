@@ -8,11 +8,12 @@ import orjson
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from app import lossless_json
 from app.settings import Settings
 
 
 def _dumps(value: object) -> str:
-    return orjson.dumps(value).decode()
+    return lossless_json.dumps(value).decode()
 
 
 def create_engine(url: str, settings: Settings) -> AsyncEngine:
@@ -32,7 +33,7 @@ def create_engine(url: str, settings: Settings) -> AsyncEngine:
         # Bound values are request data (message text, titles): keep them out of error messages and logs.
         hide_parameters=True,
         json_serializer=_dumps,
-        json_deserializer=orjson.loads,
+        json_deserializer=lossless_json.loads,
         connect_args={"timeout": settings.connect_timeout_seconds, "server_settings": server_settings},
     )
     event.listen(engine.sync_engine, "connect", _decode_jsonb_with_orjson)
@@ -49,6 +50,13 @@ def _decode_jsonb_with_orjson(dbapi_connection: Any, _record: object) -> None:
     dbapi_connection.run_async(
         lambda connection: connection.set_type_codec(
             "jsonb", schema="pg_catalog", encoder=str, decoder=orjson.loads, format="text"
+        )
+    )
+    # Message content is ``json``, whose text may spell an unpaired surrogate, which orjson refuses: the
+    # rare value it refuses is read again by the standard library (``lossless_json``).
+    dbapi_connection.run_async(
+        lambda connection: connection.set_type_codec(
+            "json", schema="pg_catalog", encoder=str, decoder=lossless_json.loads, format="text"
         )
     )
 

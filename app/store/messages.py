@@ -12,9 +12,10 @@ skip a row that commits later with a smaller seq. Appends to different sessions 
 """
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter, itemgetter
 from typing import Any, cast
 
 import asyncpg
@@ -26,9 +27,12 @@ from app.engine.kinds import Kind, Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import Content, PersistedMessage
 from app.engine.promotion import promote, promote_rows
+from app.engine.search_text import MessageFacts
 from app.projections.live_history import FIRST_SEQ, live_history_start_seq, newest_complete_compaction
+from app.store.escaped_text import escape_strings, unescape_strings
 from app.store.metadata import merged_metadata
 from app.store.records import MessageRecord, core_columns, select_list
+from app.store.search import search_columns
 from app.store.tables import messages, sessions
 
 MESSAGE_COLUMNS = core_columns(messages, MessageRecord._fields)
@@ -54,7 +58,10 @@ _PAGE_SQL = {
 _FROM_SEQ_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND seq >= $3 ORDER BY seq"  # noqa: S608
 _BY_KINDS_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND kind = ANY($3::text[]) ORDER BY seq"  # noqa: S608
 _GET_SQL = f"SELECT {_READ_COLUMNS} FROM messages WHERE {_SCOPE} AND id = $3"  # noqa: S608
-_METADATA_SQL = f"SELECT id, metadata FROM messages WHERE {_SCOPE} AND id = ANY($3::text[])"  # noqa: S608
+_METADATA_SQL = f"SELECT id, metadata, unusual_text FROM messages WHERE {_SCOPE} AND id = ANY($3::text[])"  # noqa: S608
+_PERSISTED_UNUSUAL = itemgetter(len(_PERSISTED_COLUMNS.split(", ")) - 1)
+_PERSISTED_METADATA = [field.name for field in dataclasses.fields(PersistedMessage)].index("metadata")
+_RECORD_UNUSUAL = attrgetter("unusual_text")
 
 
 def _unpackable(records: list[asyncpg.Record]) -> list[Sequence[Any]]:
@@ -75,6 +82,12 @@ class NewMessage:
     run_id: str | None
     created_at: datetime
     token_estimate: int
+    facts: MessageFacts
+    """What search and analytics read, derived from the parts before the write."""
+    search_config: str
+    """The text search configuration the searchable text is indexed with."""
+    unusual_text: bool = False
+    """Content or metadata holds a NUL or an unpaired surrogate: its metadata is stored escaped."""
 
     def same_fact_as(self, stored: "NewMessage | MessageRecord") -> bool:
         """A retry is the same message when what happened is the same; metadata may have been amended."""
@@ -101,7 +114,44 @@ def to_persisted(row: MessageRecord) -> PersistedMessage:
         metadata=row.metadata,
         run_id=row.run_id,
         token_estimate=row.token_estimate,
+        unusual_text=row.unusual_text,
     )
+
+
+def _records(rows: Iterable[Any]) -> list[MessageRecord]:
+    """Rows of ``MessageRecord``'s columns as records, the metadata of marked ones unescaped; one check in C
+    for the whole read when none is marked (the common case)."""
+    records = list(map(MessageRecord._make, rows))
+    if any(map(_RECORD_UNUSUAL, records)):
+        return [_restored(record) if record.unusual_text else record for record in records]
+    return records
+
+
+def _restored(record: MessageRecord) -> MessageRecord:
+    return record._replace(metadata=unescape_strings(record.metadata))
+
+
+def _promoted(rows: list[asyncpg.Record]) -> list[EngineMessage]:
+    """Rows of ``PersistedMessage``'s columns promoted, the metadata of marked ones unescaped first."""
+    unpackable = _unpackable(rows)
+    if not any(map(_PERSISTED_UNUSUAL, unpackable)):
+        return promote_rows(unpackable)
+    restored = [
+        _with_metadata(row, unescape_strings(row[_PERSISTED_METADATA])) if _PERSISTED_UNUSUAL(row) else row
+        for row in unpackable
+    ]
+    return promote_rows(restored)
+
+
+def _with_metadata(row: Sequence[Any], metadata: dict[str, Any]) -> tuple[Any, ...]:
+    return (*row[:_PERSISTED_METADATA], metadata, *row[_PERSISTED_METADATA + 1 :])
+
+
+def _insertable(tenant_id: str, row: MessageRecord) -> dict[str, Any]:
+    values = {"tenant_id": tenant_id, **row._asdict()}
+    if row.unusual_text:
+        values["metadata"] = escape_strings(row.metadata)
+    return values
 
 
 class MessageRepository:
@@ -133,7 +183,7 @@ class MessageRepository:
         existing_rows = await self._db.execute(
             select(*MESSAGE_COLUMNS).where(*self._in_session(session_id), messages.c.id.in_(ids))
         )
-        stored = {row.id: MessageRecord._make(row) for row in existing_rows}
+        stored = {row.id: row for row in _records(existing_rows)}
         conflicts = [
             (index, message.id)
             for index, message in enumerate(batch)
@@ -143,6 +193,7 @@ class MessageRepository:
             return AppendResult(messages=[], created=0, conflicts=conflicts)
 
         new_rows: list[MessageRecord] = []
+        searchable: list[dict[str, Any]] = []
         for message in batch:
             if message.id in stored:
                 continue
@@ -158,12 +209,20 @@ class MessageRepository:
                 run_id=message.run_id,
                 created_at=message.created_at,
                 token_estimate=message.token_estimate,
+                unusual_text=message.unusual_text,
             )
             stored[message.id] = row
             new_rows.append(row)
+            searchable.append(search_columns(message.facts, message.search_config))
 
         if new_rows:
-            await self._db.execute(insert(messages), [{"tenant_id": self._tenant, **row._asdict()} for row in new_rows])
+            await self._db.execute(
+                insert(messages),
+                [
+                    {**_insertable(self._tenant, row), **search}
+                    for row, search in zip(new_rows, searchable, strict=True)
+                ],
+            )
             await self._db.execute(
                 update(sessions)
                 .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
@@ -179,21 +238,25 @@ class MessageRepository:
         parameters: list[Any] = [self._tenant, session_id, limit + 1]
         parameters += [seq for seq in (after_seq, before_seq) if seq is not None]
         sql = _PAGE_SQL[after_seq is not None, before_seq is not None, backwards]
-        make = MessageRecord._make
-        rows = [make(row) for row in await (await self._driver()).fetch(sql, *parameters)]
+        rows = _records(await (await self._driver()).fetch(sql, *parameters))
         return rows[:limit], len(rows) > limit
 
     async def get(self, session_id: str, message_id: str) -> MessageRecord | None:
         row = await (await self._driver()).fetchrow(_GET_SQL, self._tenant, session_id, message_id)
-        return MessageRecord._make(row) if row is not None else None
+        return _records([row])[0] if row is not None else None
 
-    async def amend_metadata(self, session_id: str, message_id: str, changes: dict[str, Any]) -> MessageRecord | None:
-        """Shallow merge: keys with a None value are removed. Content is never touched."""
+    async def amend_metadata(
+        self, session_id: str, message_id: str, changes: dict[str, Any], *, unusual_text: bool = False
+    ) -> MessageRecord | None:
+        """Shallow merge: keys with a None value are removed. Content is never touched. ``unusual_text``:
+        the changes hold text that is stored escaped, and the message is marked."""
+        if unusual_text:
+            changes = escape_strings(changes)
         merged = merged_metadata(messages.c.metadata, changes)
         statement = (
             update(messages)
             .where(*self._in_session(session_id), messages.c.id == message_id)
-            .values(metadata=merged)
+            .values(metadata=merged, unusual_text=messages.c.unusual_text | unusual_text)
             .returning(*MESSAGE_COLUMNS)
         )
         row = (await self._db.execute(statement)).first()
@@ -204,7 +267,7 @@ class MessageRepository:
             .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
             .values(revision=sessions.c.revision + 1, updated_at=func.now())
         )
-        return MessageRecord._make(row)
+        return _records([row])[0]
 
     async def mark_compacted(self, session_id: str, message_ids: list[str], compacted_at: str) -> list[str]:
         """Sets ``compactedAt`` on the given tool results that do not have it yet; returns those marked."""
@@ -234,7 +297,7 @@ class MessageRepository:
         rows = await (await self._driver()).fetch(
             _BY_KINDS_SQL, self._tenant, session_id, [str(kind) for kind in kinds]
         )
-        return promote_rows(_unpackable(rows))
+        return _promoted(rows)
 
     async def live_history(self, session_id: str) -> list[EngineMessage]:
         """The messages from the newest complete compaction on, which is what the model view needs and no
@@ -263,9 +326,9 @@ class MessageRepository:
     async def metadata_of(self, session_id: str, message_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The current metadata of the given messages, by id (content never changes, metadata may)."""
         rows = await (await self._driver()).fetch(_METADATA_SQL, self._tenant, session_id, list(message_ids))
-        return {row[0]: row[1] for row in rows}
+        return {row[0]: unescape_strings(row[1]) if row[2] else row[1] for row in rows}
 
     async def from_seq(self, session_id: str, first_seq: int) -> list[EngineMessage]:
         """Every message from ``first_seq`` on, oldest first, promoted."""
         rows = await (await self._driver()).fetch(_FROM_SEQ_SQL, self._tenant, session_id, first_seq)
-        return promote_rows(_unpackable(rows))
+        return _promoted(rows)

@@ -60,6 +60,9 @@ class MessageRecord(NamedTuple):
     run_id: str | None
     created_at: datetime
     token_estimate: int
+    unusual_text: bool
+    """Content or metadata holds a NUL or an unpaired surrogate: metadata is read back unescaped, and
+    provider payloads clean the message's text."""
 
 
 def core_columns(table: Table, fields: Sequence[str]) -> tuple[Column[Any], ...]:

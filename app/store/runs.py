@@ -7,6 +7,7 @@ from sqlalchemy import func, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.store.escaped_text import escape_fields, unescape_record, unescape_strings
 from app.store.metadata import merged_metadata
 from app.store.records import RunRecord, core_columns
 from app.store.tables import runs, sessions
@@ -28,7 +29,7 @@ class RunRepository:
         whose reasoning they hold, so a cached model view must not outlive it."""
         statement = (
             pg_insert(runs)
-            .values(tenant_id=self._tenant, session_id=session_id, id=run_id, **settings)
+            .values(tenant_id=self._tenant, session_id=session_id, id=run_id, **escape_fields(settings))
             .on_conflict_do_nothing(index_elements=[runs.c.tenant_id, runs.c.session_id, runs.c.id])
             .returning(*RUN_COLUMNS)
         )
@@ -40,17 +41,18 @@ class RunRepository:
             .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
             .values(revision=sessions.c.revision + 1)
         )
-        return RunRecord._make(row)
+        return unescape_record(RunRecord._make(row))
 
     async def get(self, session_id: str, run_id: str) -> RunRecord | None:
         row = (await self._db.execute(select(*RUN_COLUMNS).where(*self._where(session_id, run_id)))).first()
-        return RunRecord._make(row) if row else None
+        return unescape_record(RunRecord._make(row)) if row else None
 
     async def amend(self, session_id: str, run_id: str, changes: dict[str, Any]) -> RunRecord | None:
         """Replaces ``usage`` and ``result``; merges ``metadata`` like a message's (null removes a key)."""
-        values = {key: value for key, value in changes.items() if key != "metadata"}
-        if "metadata" in changes:
-            values["metadata"] = merged_metadata(runs.c.metadata, changes["metadata"])
+        escaped = escape_fields(changes)
+        values = {key: value for key, value in escaped.items() if key != "metadata"}
+        if "metadata" in escaped:
+            values["metadata"] = merged_metadata(runs.c.metadata, escaped["metadata"])
         statement = (
             update(runs)
             .where(*self._where(session_id, run_id))
@@ -58,7 +60,7 @@ class RunRepository:
             .returning(*RUN_COLUMNS)
         )
         row = (await self._db.execute(statement)).first()
-        return RunRecord._make(row) if row else None
+        return unescape_record(RunRecord._make(row)) if row else None
 
     async def page(
         self,
@@ -79,7 +81,7 @@ class RunRepository:
             statement = statement.where(key < tuple_(*before))
         order = (runs.c.created_at.desc(), runs.c.id.desc()) if backwards else (runs.c.created_at, runs.c.id)
         rows = (await self._db.execute(statement.order_by(*order).limit(limit + 1))).all()
-        return [RunRecord._make(row) for row in rows[:limit]], len(rows) > limit
+        return [unescape_record(RunRecord._make(row)) for row in rows[:limit]], len(rows) > limit
 
     async def models(self, session_id: str) -> dict[str, object]:
         """Model reference per run (as stored), for assistant messages that do not name the model that wrote
@@ -87,4 +89,4 @@ class RunRepository:
         statement = select(runs.c.id, runs.c.model).where(
             runs.c.tenant_id == self._tenant, runs.c.session_id == session_id, runs.c.model.is_not(None)
         )
-        return {row.id: row.model for row in await self._db.execute(statement)}
+        return {row.id: unescape_strings(row.model) for row in await self._db.execute(statement)}

@@ -8,6 +8,7 @@ from sqlalchemy import delete, select, tuple_
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.store.escaped_text import escape_fields, unescape_record
 from app.store.records import SessionRecord, core_columns
 from app.store.tables import sessions
 
@@ -34,21 +35,19 @@ class SessionRepository:
             .values(
                 tenant_id=self._tenant,
                 id=session_id,
-                title=title,
-                metadata=metadata,
-                model=model,
                 context_window_tokens=context_window_tokens,
+                **escape_fields({"title": title, "metadata": metadata, "model": model}),
             )
             .on_conflict_do_nothing(index_elements=[sessions.c.tenant_id, sessions.c.id])
             .returning(*SESSION_COLUMNS)
         )
         row = (await self._db.execute(statement)).first()
-        return SessionRecord._make(row) if row else None
+        return unescape_record(SessionRecord._make(row)) if row else None
 
     async def get(self, session_id: str) -> SessionRecord | None:
         statement = select(*SESSION_COLUMNS).where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
         row = (await self._db.execute(statement)).first()
-        return SessionRecord._make(row) if row else None
+        return unescape_record(SessionRecord._make(row)) if row else None
 
     async def page(
         self, *, limit: int, newest_first: bool, after: tuple[datetime, str] | None
@@ -67,7 +66,7 @@ class SessionRepository:
             )
         )
         rows = (await self._db.execute(statement.order_by(*order).limit(limit + 1))).all()
-        return [SessionRecord._make(row) for row in rows[:limit]], len(rows) > limit
+        return [unescape_record(SessionRecord._make(row)) for row in rows[:limit]], len(rows) > limit
 
     async def delete(self, session_id: str) -> bool:
         statement = delete(sessions).where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)

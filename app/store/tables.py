@@ -5,8 +5,11 @@ session without change.
 """
 
 from sqlalchemy import (
+    ARRAY,
     BigInteger,
+    Boolean,
     Column,
+    Computed,
     DateTime,
     ForeignKeyConstraint,
     Index,
@@ -21,7 +24,7 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSON, JSONB, REGCONFIG, TSVECTOR
 
 metadata = MetaData(
     naming_convention={
@@ -85,14 +88,31 @@ messages = Table(
     Column("run_id", String(128)),
     Column("role", Text, nullable=False),
     Column("kind", Text, nullable=False),
-    Column("content", JSONB, nullable=False),
+    # ``json`` keeps the text as written, so a NUL or an unpaired surrogate (as its ``\\u`` escape) is kept
+    # exactly; ``jsonb`` refuses both. Nothing queries inside content, and ``json`` reads back about twice
+    # as fast (no conversion from the binary form on every read).
+    Column("content", JSON, nullable=False),
+    # Metadata stays ``jsonb`` (merged and queried in SQL); the rare string it cannot hold is escaped.
     Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
     Column("token_estimate", Integer, nullable=False, server_default=text("0")),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    # Set at write time when content or metadata holds a NUL or an unpaired surrogate (or an escaped
+    # string): only such messages take the slow paths on read and on the way to a provider.
+    Column("unusual_text", Boolean, nullable=False, server_default=text("false")),
+    # What search and analytics read, worked out from the parts at write time (app.engine.search_text), so
+    # no query parses the content. The vector is built with the configuration named on the row, which is
+    # the one the service was set to when the message was written.
+    Column("search_config", REGCONFIG, nullable=False, server_default=text("'simple'::regconfig")),
+    Column("search_text", Text, nullable=False, server_default=text("''")),
+    Column("search_vector", TSVECTOR, Computed("to_tsvector(search_config, search_text)", persisted=True)),
+    Column("tool_calls", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("tool_results", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("tool_errors", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
     PrimaryKeyConstraint("tenant_id", "session_id", "seq"),
     UniqueConstraint("tenant_id", "session_id", "id"),
     ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
     Index("ix_messages_tenant_id_session_id_kind_seq", "tenant_id", "session_id", "kind", "seq"),
+    Index("ix_messages_search_vector", "search_vector", postgresql_using="gin"),
 )
 
 compaction_leases = Table(

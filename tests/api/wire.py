@@ -1,8 +1,15 @@
 """Wire-format builders for HTTP tests: request bodies that read like the domain."""
 
+import json
 from typing import Any
 
 import httpx
+
+
+def as_json(body: Any) -> dict[str, Any]:
+    """Keyword arguments sending ``body`` as JSON that may spell unpaired surrogates (``\\ud83d``): httpx's
+    own ``json=`` writes UTF-8, which cannot hold one."""
+    return {"content": json.dumps(body), "headers": {"content-type": "application/json"}}
 
 
 def user(text: str, id: str | None = None, **metadata: Any) -> dict[str, Any]:

@@ -2,8 +2,7 @@
 is answered or reported, every view lists what it should, and every provider accepts the ``/chat`` payload.
 
 ``append_problems`` validates one message at a time, so a failure names the message; it also runs the
-write-time storability check, which refuses NUL characters and unpaired surrogates until storage is made
-lossless: those are reported as gaps of the current schema, never worked around in the importer.
+write-time storability check (integers past 64 bits, nesting past the limit; any text is storable).
 """
 
 from dataclasses import dataclass, field

@@ -79,3 +79,13 @@ def test_a_message_that_is_not_an_opencode_message_is_reported_and_strict_refuse
     with pytest.raises(ImportRefused) as refused:
         parse(data, strict=True)
     assert refused.value.line == 2
+
+
+def test_reasoning_tokens_are_counted_in_the_output_as_the_stored_usage_convention_says() -> None:
+    document = json.loads(opencode_sample())
+    for message in document["messages"]:
+        for part in message["parts"]:
+            if part["type"] == "step-finish":
+                part["tokens"] = {"input": 10, "output": 20, "reasoning": 7, "cache": {"read": 100, "write": 5}}
+    usage = parse(json.dumps(document).encode()).sessions[0].messages[1].metadata["usage"]
+    assert (usage["outputTokens"], usage["reasoningTokens"]) == (27, 7)

@@ -12,6 +12,7 @@ from tests.providers import rules, sdk_types
 def problems(provider: str, payload: dict[str, Any], *, model: str = "", prefill: bool = False) -> list[str]:
     """``prefill``: the request asked to end on the assistant's turn (only Anthropic's formats take that)."""
     found = sdk_types.SDK_CHECKS[provider](payload) if provider in sdk_types.SDK_CHECKS else []
+    found += rules.sendable_text(provider, payload)
     match provider:
         case "gemini":
             return found + rules.gemini(payload, model=model)

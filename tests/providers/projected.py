@@ -26,6 +26,7 @@ def from_engine(messages: Iterable[EngineMessage]) -> list[ProjectedMessage]:
             semantic_type=message.kind,
             source_message_ids=(message.id,),
             content=message.content,
+            unusual_text=message.unusual_text,
         )
         for message in messages
     ]

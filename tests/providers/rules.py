@@ -9,12 +9,43 @@ import json
 import re
 from typing import Any
 
+import orjson
+
 _ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 _SAFE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 
 
 def _blank(text: Any) -> bool:
     return not isinstance(text, str) or not text.strip()
+
+
+# Every provider -------------------------------------------------------------------------------------------
+
+NUL_REFUSED_BY = frozenset({"openai", "openai-responses", "ai-sdk"})
+"""The targets that must get no NUL character: the OpenAI shape is what locally served models take too, where a
+NUL ends a C string; the AI SDK hands its messages on to any provider."""
+
+
+def sendable_text(provider: str, payload: dict[str, Any]) -> list[str]:
+    """A request body is UTF-8 JSON: no unpaired surrogate (Anthropic's parser answers "no low surrogate in
+    string"); and no NUL for the targets above."""
+    try:
+        orjson.dumps(payload)
+    except orjson.JSONEncodeError:
+        return ["The request body is not valid JSON: no low surrogate in string"]
+    if provider in NUL_REFUSED_BY and any("\x00" in text for text in _strings(payload)):
+        return [f"{provider}: a string holds a NUL character"]
+    return []
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [*value, *(text for item in value.values() for text in _strings(item))]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
 
 
 # OpenAI Chat Completions ----------------------------------------------------------------------------------

@@ -162,7 +162,7 @@ def test_inserting_after_a_tool_call_lands_after_its_result() -> None:
     assert "moved-after-tool-results" in [repair.rule for repair in request.diagnostics.repairs]
 
 
-def test_lone_surrogates_in_mutation_text_are_removed_and_reported_naming_the_message() -> None:
+def test_lone_surrogates_in_mutation_text_become_replacement_characters_reported_naming_the_message() -> None:
     messages, _, repairs = apply_mutations(
         HISTORY,
         parse_mutations(
@@ -173,23 +173,34 @@ def test_lone_surrogates_in_mutation_text_are_removed_and_reported_naming_the_me
             ]
         ),
     )
-    assert messages[2].content == [text_part("ab 😀")]  # the lone half removed, the pair joined
-    assert messages[3].content == [text_part("second"), text_part("P.S.")]
+    assert messages[2].content == [text_part("a\ufffdb 😀")]  # the lone half replaced, the pair kept
+    assert messages[3].content == [text_part("second"), text_part("P.S.\ufffd")]
     assert [(repair.rule, repair.detail, repair.message_ids) for repair in repairs] == [
-        ("unpaired-surrogates", "removed lone UTF-16 surrogates from mutations[0].parts", ()),
-        ("unpaired-surrogates", "removed lone UTF-16 surrogates from mutations[2].parts", ("u2",)),
+        ("unpaired-surrogates", "replaced 1 unpaired UTF-16 surrogate(s) with U+FFFD in mutations[0].parts", ()),
+        ("unpaired-surrogates", "replaced 1 unpaired UTF-16 surrogate(s) with U+FFFD in mutations[2].parts", ("u2",)),
     ]
 
 
-def test_lone_surrogates_are_removed_from_every_string_of_a_mutation_part() -> None:
+def test_lone_surrogates_are_replaced_in_every_string_of_a_mutation_part() -> None:
     mutation = {
         "op": "prepend",
         "role": "system",
         "parts": [text_part("rule\udfff", providerOptions={"anthropic": {"cacheControl": "\ud800"}})],
     }
     messages, _, repairs = apply_mutations(HISTORY, parse_mutations([mutation]))
-    assert messages[0].content == "rule"
+    assert messages[0].content == "rule\ufffd"
     assert [repair.rule for repair in repairs] == ["unpaired-surrogates"]
+
+
+def test_nul_characters_in_mutation_text_go_only_where_the_target_refuses_them() -> None:
+    mutation = {"op": "append", "parts": [text_part("a\x00b")]}
+    kept, _, none = apply_mutations(HISTORY, parse_mutations([mutation]))
+    removed, _, repairs = apply_mutations(HISTORY, parse_mutations([mutation]), remove_nul=True)
+    assert (kept[-1].content, none) == ([text_part("a\x00b")], [])
+    assert removed[-1].content == [text_part("ab")]
+    assert [(repair.rule, repair.detail) for repair in repairs] == [
+        ("nul-characters", "removed 1 NUL character(s) from mutations[0].parts")
+    ]
 
 
 def test_lone_surrogates_in_request_text_never_reach_the_payload() -> None:

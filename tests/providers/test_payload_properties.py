@@ -2,9 +2,10 @@
 
 The histories come from the shared strategies (interrupted calls, orphan and duplicate results, reused ids,
 empty and whitespace texts, images in tool results, foreign reasoning, runtime reminders, compactions), passed
-on raw (no model-view rule), then roughened further here: 400-character and unsafe tool-call ids. Lone
-surrogates come in the request's text (system prompt, mutations), the only text that can hold one: none may
-reach a payload. ai-sdk payloads are collected and checked by the ``ai`` package in one Node call per test.
+on raw (no model-view rule), then roughened further here: 400-character and unsafe tool-call ids. Unpaired
+surrogates and NUL characters come in stored text (marked, as the store marks it) and in the request's text
+(system prompt, mutations): no surrogate may reach a payload, and no NUL a target that refuses it. ai-sdk
+payloads are collected and checked by the ``ai`` package in one Node call per test.
 """
 
 import copy

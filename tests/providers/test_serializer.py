@@ -55,14 +55,43 @@ def test_assistant_image_becomes_a_file_part() -> None:
     assert rules(repairs) == ["assistant-image-as-file"]
 
 
-def test_lone_surrogates_in_the_system_prompt_are_removed_and_pairs_joined() -> None:
+def test_lone_surrogates_in_the_system_prompt_become_replacement_characters_and_pairs_join() -> None:
     messages, repairs = to_chat_messages(raw(user("hi")), system="sys\udc00 \ud83d\ude00")
-    assert messages[0]["content"] == "sys 😀"
+    assert messages[0]["content"] == "sys\ufffd 😀"
     assert rules(repairs) == ["unpaired-surrogates"]
 
 
+def test_a_marked_message_is_cleaned_for_the_target_and_each_change_reported_naming_it() -> None:
+    [marked] = raw(user("cat image.png: \x89PNG\x00\x00 and half \ud83d"))
+    assert marked.unusual_text
+    kept, kept_repairs = to_chat_messages([marked])
+    removed, removed_repairs = to_chat_messages([marked], remove_nul=True)
+    assert kept[0]["content"] == [{"type": "text", "text": "cat image.png: \x89PNG\x00\x00 and half \ufffd"}]
+    assert removed[0]["content"] == [{"type": "text", "text": "cat image.png: \x89PNG and half \ufffd"}]
+    assert [(r.rule, r.message_ids) for r in kept_repairs] == [("unpaired-surrogates", marked.source_message_ids)]
+    assert [(r.rule, r.detail) for r in removed_repairs] == [
+        ("unpaired-surrogates", "replaced 1 unpaired UTF-16 surrogate(s) with U+FFFD in the message"),
+        ("nul-characters", "removed 2 NUL character(s) from the message"),
+    ]
+
+
+def test_every_string_of_a_marked_message_is_cleaned_keys_and_tool_inputs_included() -> None:
+    [marked] = raw(tool_call("c1", "Read", **{"pa\x00th": "src/\udc00.ts"}))
+    messages, _ = to_chat_messages([marked], remove_nul=True)
+    assert messages[0]["content"][0]["input"] == {"path": "src/\ufffd.ts"}
+
+
+def test_an_unmarked_message_is_never_looked_at() -> None:
+    """The mark set at write time is the only trigger: an unmarked message goes on as it is, whatever it
+    holds, which is what makes clean messages cost nothing."""
+    [marked] = raw(user("a\x00b"))
+    messages, repairs = to_chat_messages([replace(marked, unusual_text=False)], remove_nul=True)
+    assert messages[0]["content"] == [{"type": "text", "text": "a\x00b"}]
+    assert repairs == []
+
+
 def test_stored_text_goes_on_as_it_was_stored() -> None:
-    """Stored text is valid Unicode (the store refuses lone surrogates): nothing to clean, nothing reported."""
+    """Unmarked stored text needs nothing: nothing to clean, nothing reported."""
     stored = raw(user("帮我看看 🙂"), tool_call("c1", "Read", path="src/🙂.ts"))
     messages, repairs = to_chat_messages(stored)
     assert messages[0]["content"] == [{"type": "text", "text": "帮我看看 🙂"}]

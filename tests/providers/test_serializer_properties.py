@@ -1,6 +1,7 @@
 """The serializer's as-is path (a message whose parts need no repair goes on as it is) gives exactly what the
 part-by-part path gives, for stored histories and for parts of every shape, well-formed or not."""
 
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import given, settings
@@ -56,4 +57,5 @@ def test_as_is_path_agrees_with_the_part_by_part_path_on_any_parts(role: Any, co
 def test_as_is_path_agrees_with_the_part_by_part_path_on_stored_histories(history: list[PersistedMessage]) -> None:
     for message in raw(*history):
         if message.role != "system":
-            _paths_agree(message)
+            # Cleaning marked text comes before either path and is pinned on its own (test_serializer.py).
+            _paths_agree(replace(message, unusual_text=False))

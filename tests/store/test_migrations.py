@@ -1,15 +1,23 @@
-"""The migrations build the schema on an empty database, match the table definitions, and come down cleanly."""
+"""The migrations build the schema on an empty database, match the table definitions, come down cleanly, and
+carry a populated database across without loss."""
 
 import asyncio
+from typing import Any
 
 import asyncpg
+import httpx
+import orjson
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from asgi_lifespan import LifespanManager
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from app.main import create_app
 from app.store import migrations
+from app.store.escaped_text import ESCAPE_MARK
 from app.store.tables import metadata
+from tests.conftest import settings_for_tests
 from tests.database import create_database, drop_database, plain_dsn
 
 
@@ -47,6 +55,101 @@ async def test_migrated_schema_matches_the_table_definitions(empty_database: str
         )
     await engine.dispose()
     assert differences == []
+
+
+STORED_BEFORE = [
+    ("u1", "user", "user_input", "Why does the build fail? 帮我看看 🙂", {}),
+    (
+        "a1",
+        "assistant",
+        "tool_call",
+        [{"type": "tool-call", "toolCallId": "c1", "toolName": "Read", "input": {"path": "a.ts", "n": 2**62}}],
+        {"model": "claude-sonnet-4-5", "usage": {"inputTokens": 10, "outputTokens": 2.5}},
+    ),
+    (
+        "t1",
+        "tool",
+        "tool_result",
+        [{"type": "tool-result", "toolCallId": "c1", "toolName": "Read", "output": {"type": "text", "value": "ok"}}],
+        {"compactedAt": "2026-01-01T00:00:00Z", "odd": ESCAPE_MARK + "began with the escape mark", "n": None},
+    ),
+    ("b1", "system", "compact_boundary", "compacted", {"runtimeKind": "compact_boundary"}),
+]
+"""What a database at 0004 may hold, a string that starts with the escape mark included."""
+
+
+async def populated_at_0004(url: str) -> None:
+    await asyncio.to_thread(migrations.upgrade, url, "0004")
+    connection = await asyncpg.connect(plain_dsn(url))
+    try:
+        await connection.execute(
+            "INSERT INTO sessions (tenant_id, id, title, metadata, last_seq) VALUES ($1, 's1', $2, $3::jsonb, 4)",
+            "default",
+            ESCAPE_MARK + " title",
+            orjson.dumps({"cwd": "/repo"}).decode(),
+        )
+        for seq, (message_id, role, kind, content, meta) in enumerate(STORED_BEFORE, start=1):
+            await connection.execute(
+                "INSERT INTO messages (tenant_id, session_id, seq, id, role, kind, content, metadata)"
+                " VALUES ('default', 's1', $1, $2, $3, $4, $5::jsonb, $6::jsonb)",
+                seq,
+                message_id,
+                role,
+                kind,
+                orjson.dumps(content).decode(),
+                orjson.dumps(meta).decode(),
+            )
+    finally:
+        await connection.close()
+
+
+async def read_back(url: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    app = create_app(settings_for_tests(), database_url=url)
+    async with (
+        LifespanManager(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
+    ):
+        session = (await client.get("/sessions/s1")).json()
+        messages = (await client.get("/sessions/s1/messages")).json()["messages"]
+    return session, messages
+
+
+async def test_a_populated_database_migrates_to_lossless_content_without_loss(empty_database: str) -> None:
+    await populated_at_0004(empty_database)
+    await asyncio.to_thread(migrations.upgrade, empty_database)
+    session, messages = await read_back(empty_database)
+    assert session["title"] == ESCAPE_MARK + " title"
+    assert [(m["id"], m["role"], m["kind"], m["content"], m["metadata"]) for m in messages] == STORED_BEFORE
+
+
+async def test_downgrade_restores_jsonb_and_is_refused_once_a_message_holds_what_jsonb_cannot(
+    empty_database: str,
+) -> None:
+    await populated_at_0004(empty_database)
+    await asyncio.to_thread(migrations.upgrade, empty_database)
+    await asyncio.to_thread(migrations.downgrade, empty_database, "0004")
+    connection = await asyncpg.connect(plain_dsn(empty_database))
+    try:
+        content_type = await connection.fetchval(
+            "SELECT data_type FROM information_schema.columns WHERE table_name = 'messages' AND column_name = 'content'"
+        )
+        assert content_type == "jsonb"
+        await connection.execute("DELETE FROM messages WHERE id = 't1'")
+        await connection.execute("UPDATE sessions SET title = 'plain'")
+    finally:
+        await connection.close()
+    await asyncio.to_thread(migrations.upgrade, empty_database)
+    app = create_app(settings_for_tests(), database_url=empty_database)
+    async with (
+        LifespanManager(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
+    ):
+        sent = {"messages": [{"id": "n1", "role": "user", "content": "cat a.bin: \x00"}]}
+        assert (await client.post("/sessions/s1/messages", json=sent)).status_code == 201
+    with pytest.raises(RuntimeError, match="1 messages, sessions or runs hold text"):
+        await asyncio.to_thread(migrations.downgrade, empty_database, "0004")
+    _, messages = await read_back(empty_database)
+    assert messages[-1]["content"] == "cat a.bin: \x00"
 
 
 async def test_model_references_stored_as_text_come_through_as_the_same_strings(empty_database: str) -> None:

@@ -82,7 +82,11 @@ async def test_a_duplicate_while_the_first_runs_is_409_and_the_first_still_lands
         await blocker.execute("SELECT 1 FROM sessions WHERE id = 's1' FOR UPDATE")
         body = {"messages": [user("slow")]}
         first = asyncio.create_task(writer.post("/sessions/s1/messages", json=body, headers=keyed("k-3")))
-        await asyncio.sleep(0.3)
+        # The first has claimed its key once the claim's row is committed; then it waits on the lock.
+        for _ in range(200):
+            if await blocker.fetchval("SELECT count(*) FROM idempotency_keys WHERE key = 'k-3'"):
+                break
+            await asyncio.sleep(0.05)
         duplicate = await writer.post("/sessions/s1/messages", json=body, headers=keyed("k-3"))
         assert duplicate.status_code == 409
         assert duplicate.json()["type"].endswith("/idempotency-key-in-flight")

@@ -16,6 +16,7 @@ HIDDEN_ID = "m4"
 HIDDEN_REASON = "eligibleForModelContext is false"
 STUBBED_ID = "m3"
 CUT_ID = "m6"
+ANSWER_ID = "m7"
 CUT_OUTPUT_CHARS = 60_000
 """Past the model view's default soft limit for a tool result (50,000 characters), so it is cut."""
 
@@ -39,7 +40,7 @@ def messages() -> list[dict[str, Any]]:
         tool_result("call_tsc", "bash", compiler_output(), id=CUT_ID),
         assistant(
             [{"type": "text", "text": "The build fails on a missing semicolon in src/app.ts, line 42."}],
-            id="m7",
+            id=ANSWER_ID,
             provider="anthropic",
             model="claude-sonnet-4-5",
             finishReason="stop",

@@ -1,12 +1,11 @@
 """The session page in a real browser: the stored messages beside the model view, what the model view left
-out or changed marked with the reason, the context bar, the /chat payload, and new messages arriving
-without a reload (by polling today; through the event stream where the service has one)."""
+out or changed marked with the reason, the context bar, the analytics, the /chat payload, and new messages
+arriving without a reload: through the event stream, or by polling where a service has none."""
 
 import re
 from typing import Any
 
 import httpx
-import orjson
 import pytest
 
 from tests.api.wire import assistant, tool_call, tool_result, user
@@ -130,13 +129,15 @@ def test_the_chat_payload_is_built_for_the_chosen_provider(viewer: str, open_tab
     tab.screenshot("session-payload")
 
 
-def test_a_message_appended_through_the_api_appears_without_a_reload(viewer: str, open_tab: Any) -> None:
+def test_a_message_appended_through_the_api_arrives_through_the_event_stream(viewer: str, open_tab: Any) -> None:
     with httpx.Client(base_url=viewer) as client:
         assert client.post("/sessions", json={"id": "live", "title": "Live"}).status_code == 201
         first = client.post("/sessions/live/messages", json={"messages": [user("Are you there?", id="l1")]})
         assert first.status_code == 201
-        page = open_session(open_tab, viewer, "live").page
+        tab = open_session(open_tab, viewer, "live")
+        page = tab.page
         page.evaluate("window.sameDocument = true")
+        expect(page.locator("#live-status")).to_contain_text("following the event stream")
 
         later = client.post("/sessions/live/messages", json={"messages": [assistant("Here I am.", id="l2")]})
         assert later.status_code == 201
@@ -145,6 +146,46 @@ def test_a_message_appended_through_the_api_appears_without_a_reload(viewer: str
     expect(page.locator("#model-view")).to_contain_text("Here I am.")
     expect(page.locator("#live-status")).to_contain_text("1 new since the page opened")
     assert page.evaluate("window.sameDocument") is True
+    streams = [request for request in tab.requests if request["url"].endswith("/sessions/live/events")]
+    assert [request["headers"].get("last-event-id") for request in streams] == ["1"]
+
+
+def test_where_the_service_has_no_event_stream_the_page_polls(viewer: str, open_tab: Any) -> None:
+    """A service without the stream (played by an OpenAPI document that lists none)."""
+
+    def without_events(route: Any) -> None:
+        response = route.fetch()
+        document = response.json()
+        del document["paths"][EVENTS_PATH]
+        route.fulfill(response=response, json=document)
+
+    with httpx.Client(base_url=viewer) as client:
+        assert client.post("/sessions", json={"id": "polled"}).status_code == 201
+        assert client.post("/sessions/polled/messages", json={"messages": [user("Hello?", id="p1")]}).status_code == 201
+        tab = open_tab()
+        tab.page.route("**/openapi.json", without_events)
+        tab.page.goto(f"{viewer}/ui/sessions/polled")
+        expect(tab.page.locator("#live-status")).to_contain_text("checking for new messages every 2 seconds")
+
+        later = client.post(
+            "/sessions/polled/messages", json={"messages": [assistant("Polled, not streamed.", id="p2")]}
+        )
+        assert later.status_code == 201
+
+    expect(tab.page.locator("#stored-p2")).to_contain_text("Polled, not streamed.")
+    assert not [request for request in tab.requests if "/events" in request["url"]]
+
+
+def test_the_analytics_panel_shows_turns_tools_tokens_and_cost(viewer: str, open_tab: Any) -> None:
+    page = open_session(open_tab, viewer).page
+    panel = page.locator("#analytics-panel")
+
+    expect(panel).to_be_visible()
+    expect(panel).to_contain_text("3 (2 answered")
+    expect(panel).to_contain_text("bash 1, read_file 1")
+    expect(panel).to_contain_text("18,400 in · 60 out")
+    expect(panel).to_contain_text("anthropic/claude-sonnet-4-5")
+    expect(panel.locator("dd", has_text="$")).to_have_count(1)
 
 
 def test_an_amendment_through_the_api_updates_the_model_view_without_a_reload(viewer: str, open_tab: Any) -> None:
@@ -160,52 +201,6 @@ def test_an_amendment_through_the_api_updates_the_model_view_without_a_reload(vi
 
     expect(page.locator("#model-view .marker", has_text="a2")).to_contain_text(HIDDEN_REASON)
     expect(page.locator("#stored-a2 .fate")).to_contain_text("not sent")
-
-
-def test_where_the_service_streams_events_the_page_follows_the_stream_and_resumes_after_a_drop(
-    viewer: str, open_tab: Any
-) -> None:
-    """The service does not stream events yet: the test plays the endpoint the page is built for (listed in the
-    OpenAPI document, one ``event: message`` per append with ``id:`` the seq), then ends the stream so that the
-    page reconnects with Last-Event-ID."""
-    streamed = {
-        "id": "m10",
-        "sessionId": SESSION_ID,
-        "seq": len(messages()) + 1,
-        "role": "assistant",
-        "kind": "assistant_text",
-        "content": "Streamed, not polled.",
-        "metadata": {},
-        "runId": None,
-        "createdAt": "2026-04-08T10:00:10+00:00",
-        "tokenEstimate": 5,
-    }
-    connections: list[dict[str, str]] = []
-
-    def with_events(route: Any) -> None:
-        response = route.fetch()
-        document = response.json()
-        document["paths"][EVENTS_PATH] = {"get": {"responses": {"200": {"description": "text/event-stream"}}}}
-        route.fulfill(response=response, json=document)
-
-    def events(route: Any) -> None:
-        connections.append(route.request.headers)
-        body = f": heartbeat\n\nevent: message\nid: {streamed['seq']}\ndata: {orjson.dumps(streamed).decode()}\n\n"
-        route.fulfill(status=200, headers={"content-type": "text/event-stream"}, body=body)
-
-    tab = open_tab()
-    tab.page.route("**/openapi.json", with_events)
-    tab.page.route(f"**/sessions/{SESSION_ID}/events", events)
-    tab.page.goto(f"{viewer}/ui/sessions/{SESSION_ID}")
-
-    expect(tab.page.locator("#stored-m10")).to_contain_text("Streamed, not polled.")
-    expect(tab.page.locator("#live-status")).to_contain_text("1 new since the page opened")
-    while len(connections) < 2:
-        tab.page.wait_for_timeout(100)
-    assert connections[0]["last-event-id"] == str(len(messages()))
-    assert connections[1]["last-event-id"] == str(streamed["seq"])
-    expect(tab.page.locator("#live-status")).to_contain_text("following the event stream")
-    expect(tab.page.locator("#transcript > li > article")).to_have_count(len(messages()) + 1)
 
 
 def test_at_phone_width_the_columns_stack_and_nothing_scrolls_sideways(viewer: str, open_tab: Any) -> None:

@@ -2,8 +2,9 @@
 // hears of what is not an append (an amended message, a compaction, a prune) so the views can be read again.
 //
 // Where the service has the event stream (GET /sessions/{id}/events: `event: message`, `id:` the seq, data
-// the message as the listing gives it), the page reads it, resuming with Last-Event-ID after a drop. Until
-// then, or when the stream is refused, it polls: one read of the session row per tick, and the messages
+// the message as the listing gives it), the page reads it, resuming with Last-Event-ID after a drop; the
+// other events (amended, compaction, prune, resync) and every reconnect, after which changes made meanwhile
+// are not replayed, make the views be read again. Where it has none, or the stream is refused, it polls: one read of the session row per tick, and the messages
 // after its cursor only when lastSeq has grown. The stream is read with fetch, not the browser's
 // EventSource, because EventSource cannot send an Authorization header and the key never goes in a URL.
 
@@ -53,6 +54,7 @@ export function follow({ sessionId, lastSeq, cursor, updatedAt, streamAvailable 
   async function stream() {
     let lastEventId = String(lastSeq);
     let failures = 0;
+    let connections = 0;
     while (failures <= STREAM_RETRY_MS.length) {
       try {
         const response = await fetch(`${apiSessionPath(sessionId)}/events`, {
@@ -60,6 +62,7 @@ export function follow({ sessionId, lastSeq, cursor, updatedAt, streamAvailable 
         });
         if (!response.ok || !response.headers.get("content-type")?.startsWith("text/event-stream")) return false;
         onMode("streaming");
+        if (connections++) onChange("reconnected");
         failures = 0;
         for await (const event of serverSentEvents(response.body)) {
           if (event.id !== undefined) lastEventId = event.id;

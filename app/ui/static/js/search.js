@@ -1,7 +1,7 @@
-// Search over the tenant's messages, for a service that has GET /search?q= (see features.js): it answers
-// `{hits: [{sessionId, messageId, seq, snippet}], nextCursor, hasMore}`. Each hit links to its message on the
-// session page, which scrolls to it and marks it. A snippet's highlights (<mark> or <b>, as PostgreSQL's
-// ts_headline writes them) become <mark> elements; the rest of the snippet stays text.
+// Search over the tenant's messages (GET /search?q=, see features.js): it answers `{hits: [{sessionId,
+// sessionTitle, messageId, seq, role, kind, snippet}], nextCursor, hasMore}`. Each hit links to its message
+// on the session page, which scrolls to it and marks it. A snippet is escaped text with each hit in <mark>:
+// the marks become <mark> elements and the text between them is unescaped and set as text, never parsed.
 
 import { api } from "./api.js";
 import { el, sessionPath, storedAnchor } from "./dom.js";
@@ -19,17 +19,22 @@ export function renderHit(hit) {
     el(
       "a",
       { href: `${sessionPath(hit.sessionId)}#${storedAnchor(hit.messageId)}` },
-      el("code", { text: hit.sessionId }),
+      hit.sessionTitle || el("code", { text: hit.sessionId }),
       ` #${hit.seq} `,
       el("code", { text: hit.messageId }),
     ),
+    hit.kind ? el("span", { class: "muted", text: ` ${hit.kind}` }) : null,
     el("p", { class: "snippet" }, highlighted(hit.snippet ?? "")),
   );
 }
 
 function highlighted(snippet) {
   return snippet
-    .split(/<\/?(?:mark|b)>/)
+    .split(/<\/?mark>/)
+    .map(unescaped)
     .map((piece, index) => (index % 2 ? el("mark", { text: piece }) : piece))
     .filter((piece) => piece !== "");
 }
+
+const ENTITIES = { "&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&#x27;": "'" };
+const unescaped = (text) => text.replace(/&(?:lt|gt|amp|quot|#x27);/g, (entity) => ENTITIES[entity]);

@@ -1,6 +1,7 @@
-// The session page (/ui/sessions/{id}): the stored messages and the model view side by side, the context bar
-// and the /chat payload for the chosen provider, kept current as messages arrive.
+// The session page (/ui/sessions/{id}): the stored messages and the model view side by side, the context bar,
+// the session's analytics and the /chat payload for the chosen provider, kept current as messages arrive.
 
+import { renderAnalytics } from "./analytics.js";
 import { api, ApiError, keyButton } from "./api.js";
 import { renderContextBar } from "./context-bar.js";
 import { apiSessionPath, count, el, fill, modelName, showError } from "./dom.js";
@@ -23,6 +24,7 @@ const MODES = {
 };
 let mode = "";
 let arrived = 0;
+let analyticsAvailable = false;
 
 function target() {
   const form = new FormData(targetForm);
@@ -40,11 +42,16 @@ let generation = 0;
 async function refreshViews() {
   const mine = ++generation;
   try {
-    const [projection, context] = await Promise.all([
+    const [projection, context, analytics] = await Promise.all([
       api(`${base}/projection?view=model&${targetQuery()}`),
       api(`${base}/context?${targetQuery()}`),
+      analyticsAvailable ? api(`${base}/analytics`) : null,
     ]);
     if (mine !== generation) return;
+    if (analytics) {
+      renderAnalytics(document.getElementById("analytics-body"), analytics);
+      document.getElementById("analytics-panel").hidden = false;
+    }
     const reading = readProjection(projection);
     renderModelView(document.getElementById("model-view"), document.getElementById("model-notes"), reading, transcript);
     transcript.annotate(reading);
@@ -148,6 +155,7 @@ payloadDetails.addEventListener("toggle", () => {
 async function main() {
   keyButton();
   const [session, endpoints] = await Promise.all([api(base), optionalEndpoints()]);
+  analyticsAvailable = endpoints.analytics;
   showSession(session);
   let cursor = null;
   for await (const page of messagesAfter(sessionId, null)) {

@@ -3,8 +3,8 @@ object, each kept as written) on sessions and runs, and the index a session's ru
 
 Stored strings stay strings. Coming down, an object is kept as its JSON text.
 
-Revision ID: 0008
-Revises: 0004
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-12-02
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0008"
-down_revision: str | None = "0004"
+revision: str = "0007"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,179 @@
+"""``projector import``: session files sent to a running service's ``POST /sessions/import``.
+
+It talks HTTP, by URL and key, rather than writing to the database itself: the service is the one writer,
+so an import gets the same checks, limits, tenant and role walls, ordering and idempotency as any append,
+and works against a remote deployment as well as a local one. A folder is walked for the files the format
+writes (``*.jsonl``, ``*.json``), one request per file, with a progress bar on the terminal. ``--follow``
+keeps one live file in sync: it polls the file and, each time it has grown, imports it again with
+``live=true``, so only the messages no later line can change are stored and each is stored once.
+"""
+
+import contextlib
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx
+
+SUFFIXES = {
+    "claude-code": (".jsonl", ".json"),
+    "pi": (".jsonl",),
+    "opencode": (".json",),
+    "openai-chat": (".json",),
+    "anthropic-messages": (".json",),
+    "ai-sdk": (".json",),
+}
+CONTENT_TYPES = {".jsonl": "application/x-ndjson", ".json": "application/json"}
+TIMEOUT_SECONDS = 300.0
+"""A file of tens of megabytes takes a while to parse and store."""
+
+
+class ImportFailed(Exception):
+    """The service refused a file (its problem+json detail) or could not be reached."""
+
+
+@dataclass(slots=True)
+class Totals:
+    files: int = 0
+    stored: int = 0
+    already_stored: int = 0
+    failed: list[str] = field(default_factory=list)
+
+
+def files_of(path: Path, format: str) -> list[Path]:
+    """The file itself, or every file of the format under the folder, in a stable order."""
+    if path.is_file():
+        return [path]
+    suffixes = SUFFIXES[format]
+    return sorted(found for found in path.rglob("*") if found.is_file() and found.suffix in suffixes)
+
+
+def import_file(client: httpx.Client, path: Path, format: str, *, strict: bool, live: bool = False) -> dict[str, Any]:
+    """The service's answer for one file; ``ImportFailed`` when it refuses it."""
+    content_type = CONTENT_TYPES.get(path.suffix, "application/octet-stream")
+    params = {"format": format, "strict": str(strict).lower(), "live": str(live).lower()}
+    try:
+        response = client.post(
+            "/sessions/import", params=params, content=path.read_bytes(), headers={"content-type": content_type}
+        )
+    except httpx.HTTPError as error:
+        raise ImportFailed(f"{path}: the service is unreachable ({type(error).__name__})") from error
+    if response.status_code >= 400:
+        raise ImportFailed(f"{path}: {response.status_code} {_detail(response)}")
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def import_all(client: httpx.Client, paths: list[Path], format: str, *, strict: bool, out: TextIO) -> Totals:
+    totals = Totals()
+    bar = ProgressBar(len(paths), out)
+    for path in paths:
+        try:
+            answer = import_file(client, path, format, strict=strict)
+        except ImportFailed as error:
+            totals.failed.append(str(error))
+        else:
+            for session in answer["sessions"]:
+                totals.stored += session["stored"]
+                totals.already_stored += session["alreadyStored"]
+        totals.files += 1
+        bar.show(totals.files, f"{totals.stored} stored, {totals.already_stored} already stored", path.name)
+    bar.finish()
+    return totals
+
+
+def follow(
+    client: httpx.Client,
+    path: Path,
+    format: str,
+    *,
+    interval: float,
+    out: TextIO,
+    keep_going: Callable[[], bool] = lambda: True,
+) -> None:
+    """Imports ``path`` whenever it has grown (size or modification time), until ``keep_going`` says stop."""
+    seen: tuple[int, int] | None = None
+    while keep_going():
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            stat = None
+        now = (stat.st_size, stat.st_mtime_ns) if stat else None
+        if now is not None and now != seen:
+            seen = now
+            try:
+                answer = import_file(client, path, format, strict=False, live=True)
+            except ImportFailed as error:
+                print(error, file=out, flush=True)
+            else:
+                for session in answer["sessions"]:
+                    if session["stored"]:
+                        print(f"{session['id']}: {session['stored']} new message(s)", file=out, flush=True)
+        time.sleep(interval)
+
+
+class ProgressBar:
+    """One line redrawn in place on a terminal; one line per file elsewhere (a log keeps every step)."""
+
+    WIDTH = 30
+
+    def __init__(self, total: int, out: TextIO) -> None:
+        self.total = max(total, 1)
+        self.out = out
+        self.redraw = out.isatty()
+
+    def show(self, done: int, counts: str, current: str) -> None:
+        filled = self.WIDTH * done // self.total
+        line = f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{self.total} files, {counts}: {current}"
+        if self.redraw:
+            self.out.write("\r\x1b[K" + line)
+        else:
+            self.out.write(line + "\n")
+        self.out.flush()
+
+    def finish(self) -> None:
+        if self.redraw:
+            self.out.write("\n")
+            self.out.flush()
+
+
+def run(arguments: Any, *, out: TextIO | None = None) -> int:
+    """``projector import``; the exit status is 1 when a file was refused. Progress goes to ``out`` (standard
+    error by default)."""
+    out = out or sys.stderr
+    path = Path(arguments.path).expanduser()
+    if not path.exists():
+        print(f"{path}: no such file or folder", file=out)
+        return 2
+    with _client(arguments.url, arguments.key) as client:
+        if arguments.follow:
+            if not path.is_file():
+                print(f"{path}: --follow takes one file", file=out)
+                return 2
+            with contextlib.suppress(KeyboardInterrupt):
+                follow(client, path, arguments.format, interval=arguments.interval, out=out)
+            return 0
+        totals = import_all(
+            client, files_of(path, arguments.format), arguments.format, strict=arguments.strict, out=out
+        )
+    for failure in totals.failed:
+        print(failure, file=out)
+    print(
+        f"{totals.files} file(s): {totals.stored} message(s) stored, {totals.already_stored} already stored", file=out
+    )
+    return 1 if totals.failed else 0
+
+
+def _client(url: str, key: str | None) -> httpx.Client:
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    return httpx.Client(base_url=url, headers=headers, timeout=TIMEOUT_SECONDS)
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("detail", response.text))
+    except ValueError:
+        return response.text[:300]

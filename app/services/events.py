@@ -1,0 +1,251 @@
+"""Following a session live: every appended message once, in seq order, and word of every other change.
+
+Each process has one ``EventHub``. Its listener hears every notice the database sends (``app.store.events``)
+and the hub hands each to the streams following that session. A stream never takes messages from a notice:
+it reads them from the database by seq, after the last seq it sent. Since seq is assigned in commit order,
+a read that sees seq *n* sees every seq before it, so a stream neither skips nor repeats a message, however
+notices arrive, bunch up or get lost; a notice only says when to read.
+
+A stream subscribes before it reads anything, so a change that commits after its first read is always
+announced to it. What a stream holds while its client is slow is bounded: message notices fold into one
+number (the highest seq announced) and other notices wait in a queue of ``events_queue_size``; when the
+queue would overflow it is dropped and the stream *resyncs*: it reads the messages after its last seq and
+tells its client (``resync``) that metadata may have changed unseen. The same happens to every stream when
+the listening connection is re-established. While a client does not read, the stream waits on the socket
+and reads nothing more. Streams per process are capped (``events_max_streams``); past the cap a new one is
+refused with 503. Closing the hub ends every stream, which is how a shutting-down server gets its
+connections back.
+"""
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.errors import NotFound, ServiceUnavailable
+from app.store.database import Database
+from app.store.events import Notice, NoticeKind
+from app.store.messages import MessageRepository
+from app.store.records import MessageRecord
+from app.store.sessions import SessionRepository
+
+
+class TooManyStreams(ServiceUnavailable):
+    slug, title = "too-many-streams", "This process serves as many event streams as it may"
+
+
+class Subscription:
+    """What one stream has been told and not yet acted on, bounded whatever the rate of changes."""
+
+    def __init__(self, tenant_id: str, session_id: str, queue_size: int) -> None:
+        self.key = (tenant_id, session_id)
+        self.announced_seq = 0
+        self.changes: deque[Notice] = deque()
+        self.resync_reason: str | None = None
+        self.closed = False
+        self.wake = asyncio.Event()
+        self._queue_size = queue_size
+
+    def offer(self, notice: Notice) -> None:
+        if notice.kind is NoticeKind.MESSAGE:
+            self.announced_seq = max(self.announced_seq, notice.last_seq)
+        elif len(self.changes) >= self._queue_size:
+            self.changes.clear()
+            self.resync("the stream fell behind the changes to this session")
+        else:
+            self.changes.append(notice)
+        self.wake.set()
+
+    def resync(self, reason: str) -> None:
+        self.resync_reason = reason
+        self.wake.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.wake.set()
+
+    def take(self) -> tuple[int, list[Notice], str | None]:
+        """What arrived since the last take: the highest seq announced, the other notices, a resync reason."""
+        changes, reason = list(self.changes), self.resync_reason
+        self.changes.clear()
+        self.resync_reason = None
+        self.wake.clear()
+        return self.announced_seq, changes, reason
+
+
+class EventHub:
+    """The process's streams by session, fed by the listener (one event loop: no locks)."""
+
+    def __init__(self, *, max_streams: int, queue_size: int) -> None:
+        self._max_streams = max_streams
+        self._queue_size = queue_size
+        self._by_session: dict[tuple[str, str], set[Subscription]] = {}
+        self._open = 0
+        self._closed = False
+        self._loop = asyncio.get_running_loop()
+
+    @property
+    def open_streams(self) -> int:
+        return self._open
+
+    def subscribe(self, tenant_id: str, session_id: str) -> Subscription:
+        if self._closed:
+            raise ServiceUnavailable("The server is shutting down; reconnect in a moment.")
+        if self._open >= self._max_streams:
+            raise TooManyStreams(f"This process already serves {self._max_streams} event streams; retry later.")
+        subscription = Subscription(tenant_id, session_id, self._queue_size)
+        self._by_session.setdefault(subscription.key, set()).add(subscription)
+        self._open += 1
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        followers = self._by_session.get(subscription.key)
+        if followers is None or subscription not in followers:
+            return
+        followers.discard(subscription)
+        self._open -= 1
+        if not followers:
+            del self._by_session[subscription.key]
+
+    def deliver(self, notice: Notice) -> None:
+        for subscription in self._by_session.get((notice.tenant_id, notice.session_id), ()):
+            subscription.offer(notice)
+
+    def resync_all(self) -> None:
+        """The listener (re)connected: notices sent before may never have arrived."""
+        for followers in self._by_session.values():
+            for subscription in followers:
+                subscription.resync("the service's connection for change notices was re-established")
+
+    def close(self) -> None:
+        """Ends every stream and refuses new ones."""
+        self._closed = True
+        for followers in self._by_session.values():
+            for subscription in followers:
+                subscription.close()
+
+    def close_soon(self) -> None:
+        """``close`` from any thread or a signal handler."""
+        self._loop.call_soon_threadsafe(self.close)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAppended:
+    message: MessageRecord
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAmended:
+    message: MessageRecord
+
+
+@dataclass(frozen=True, slots=True)
+class SessionChanged:
+    """A compaction or a prune: ``details`` as the notice gave them."""
+
+    kind: NoticeKind
+    first_seq: int
+    last_seq: int
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Resynced:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Idle:
+    """Nothing happened for a heartbeat interval."""
+
+
+LiveEvent = MessageAppended | MessageAmended | SessionChanged | Resynced | Idle
+
+
+@dataclass(frozen=True, slots=True)
+class StreamOptions:
+    page_size: int
+    """Messages read per query while catching up; one page is all a stream holds at a time."""
+    heartbeat_seconds: float
+
+
+async def follow_session(
+    database: Database,
+    hub: EventHub,
+    tenant_id: str,
+    session_id: str,
+    *,
+    after_seq: int | None,
+    options: StreamOptions,
+) -> AsyncGenerator[LiveEvent]:
+    """The session's events after ``after_seq`` (None: from now on). Raises ``NotFound`` before the first
+    event for a session the tenant does not have; the iterator must be closed (``aclose``) when done."""
+    subscription = hub.subscribe(tenant_id, session_id)
+    try:
+        async with database.reading() as connection:
+            session = await SessionRepository(connection, tenant_id).get(session_id)
+    except BaseException:
+        hub.unsubscribe(subscription)
+        raise
+    if session is None:
+        hub.unsubscribe(subscription)
+        raise NotFound(f"session '{session_id}' does not exist")
+    start = session.last_seq if after_seq is None else after_seq
+    return _events(database, hub, subscription, start, options)
+
+
+async def _events(
+    database: Database, hub: EventHub, subscription: Subscription, start_seq: int, options: StreamOptions
+) -> AsyncGenerator[LiveEvent]:
+    tenant_id, session_id = subscription.key
+    sent_seq = start_seq
+    try:
+        async for message in _messages_after(database, tenant_id, session_id, sent_seq, options.page_size):
+            sent_seq = message.seq
+            yield MessageAppended(message)
+        while True:
+            try:
+                await asyncio.wait_for(subscription.wake.wait(), options.heartbeat_seconds)
+            except TimeoutError:
+                yield Idle()
+                continue
+            if subscription.closed:
+                return
+            announced_seq, changes, resync_reason = subscription.take()
+            if resync_reason is not None or announced_seq > sent_seq:
+                async for message in _messages_after(database, tenant_id, session_id, sent_seq, options.page_size):
+                    sent_seq = message.seq
+                    yield MessageAppended(message)
+            for change in changes:
+                event = await _change_event(database, tenant_id, session_id, change)
+                if event is not None:
+                    yield event
+            if resync_reason is not None:
+                yield Resynced(resync_reason)
+    finally:
+        hub.unsubscribe(subscription)
+
+
+async def _messages_after(
+    database: Database, tenant_id: str, session_id: str, after_seq: int, page_size: int
+) -> AsyncIterator[MessageRecord]:
+    """Every message after ``after_seq``, a page per short read: no connection is held while the client reads."""
+    while True:
+        async with database.reading() as connection:
+            rows, has_more = await MessageRepository(connection, tenant_id).page(
+                session_id, limit=page_size, after_seq=after_seq, before_seq=None, backwards=False
+            )
+        for row in rows:
+            yield row
+        if not has_more or not rows:
+            return
+        after_seq = rows[-1].seq
+
+
+async def _change_event(database: Database, tenant_id: str, session_id: str, notice: Notice) -> LiveEvent | None:
+    if notice.kind is not NoticeKind.AMENDED:
+        return SessionChanged(notice.kind, notice.first_seq, notice.last_seq, notice.details)
+    async with database.reading() as connection:
+        row = await MessageRepository(connection, tenant_id).get(session_id, str(notice.details.get("messageId")))
+    return MessageAmended(row) if row is not None else None

@@ -1,0 +1,170 @@
+"""Importing a session file: parse it (``app.importers``), check every message as an append checks it, and
+store each session in one transaction, appending only what is not stored yet.
+
+Every id comes from the source, so importing the same file again stores nothing new and a file that has
+grown appends only its new messages. A message stored before with other content (the last answer of a file
+still being written, imported while it streamed) keeps what was stored, and is reported; ``live`` imports
+only the messages no later line can change (``ImportedSession.settled``), which is how a follower avoids
+that. The wire shape of a message is the API's to check, so the route hands in ``WireReaders``: the services
+never import the API.
+
+An import writes what a runtime writes (compactions, branch summaries, agent switches, runtime facts), so it
+takes a runtime key, like appending those kinds does; the route checks that.
+"""
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from app.errors import InvalidInput, ProjectorError
+from app.importers.imported import ImportedMessage, ImportedSession, ImportReport
+from app.importers.registry import parse_import
+from app.services.caller import Caller
+from app.services.intake import MessageInput, prepare_batch
+from app.settings import Settings
+from app.store.database import Database
+from app.store.messages import MessageRepository, NewMessage
+from app.store.sessions import SessionRepository
+from app.store.storable import refuse_unaddressable, storable_size
+
+
+@dataclass(frozen=True, slots=True)
+class WireReaders:
+    """The API's own checks, handed in by the route: each raises ``InvalidInput`` naming the field."""
+
+    message: Callable[[dict[str, Any]], MessageInput]
+    """One ``ImportedMessage.to_append()`` read as the append endpoint reads a message."""
+    session_id: Callable[[str], str]
+    """A session id the API can address."""
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedMessage:
+    message_id: str
+    field: str
+    reason: str
+
+
+@dataclass(slots=True)
+class SessionImport:
+    """What one session of the file became."""
+
+    id: str
+    created: bool = False
+    stored: list[str] = field(default_factory=list)
+    """Ids appended by this import, in order."""
+    already_stored: int = 0
+    changed: list[str] = field(default_factory=list)
+    """Ids stored before with other content: the stored message is kept."""
+    refused: list[RefusedMessage] = field(default_factory=list)
+    """Messages the append checks refuse (too large, nested too deep, a part the schema lacks...)."""
+    pending: int = 0
+    """``live`` only: messages a later line may still change, left for the next import."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportOutcome:
+    sessions: list[SessionImport]
+    report: ImportReport
+
+    @property
+    def wrote(self) -> bool:
+        return any(session.created or session.stored for session in self.sessions)
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    session: ImportedSession
+    outcome: SessionImport
+    messages: list[NewMessage]
+
+
+async def import_file(
+    database: Database,
+    caller: Caller,
+    settings: Settings,
+    readers: WireReaders,
+    *,
+    format: str,
+    data: bytes,
+    strict: bool,
+    live: bool,
+    session_id: str | None,
+    now: datetime,
+) -> ImportOutcome:
+    """With ``strict``, a line the importer cannot read or a message the append checks refuse is a 422 and
+    nothing is stored; otherwise they are reported and the rest is stored."""
+    if not data.strip():
+        raise InvalidInput("body: the file is empty", field="body")
+    # Parsing a file of megabytes takes a while: off the event loop, so other requests keep being served.
+    result = await asyncio.to_thread(parse_import, format, data, strict=strict, session_id=session_id)
+    prepared = [
+        _prepare(session, caller, settings, readers, strict=strict, live=live, now=now) for session in result.sessions
+    ]
+    for one in prepared:
+        await _store(database, caller.tenant_id, settings, one)
+    return ImportOutcome([one.outcome for one in prepared], result.report)
+
+
+def _prepare(
+    session: ImportedSession,
+    caller: Caller,
+    settings: Settings,
+    readers: WireReaders,
+    *,
+    strict: bool,
+    live: bool,
+    now: datetime,
+) -> _Prepared:
+    readers.session_id(session.id)
+    refuse_unaddressable(session.id, "sessionId")
+    fields = {"title": session.title, "metadata": session.metadata, "model": session.model}
+    storable_size(fields, "", settings.max_json_depth)
+    taken = session.messages[: session.settled] if live else session.messages
+    outcome = SessionImport(session.id, pending=len(session.messages) - len(taken))
+    messages: list[NewMessage] = []
+    for message in taken:
+        try:
+            messages.extend(prepare_batch([readers.message(message.to_append())], caller, settings, now))
+        except ProjectorError as error:
+            if strict:
+                raise InvalidInput(
+                    f"message {message.id}: {error.detail}", field="body", messageId=message.id
+                ) from None
+            outcome.refused.append(_refusal(message, error))
+    return _Prepared(session, outcome, messages)
+
+
+def _refusal(message: ImportedMessage, error: ProjectorError) -> RefusedMessage:
+    where = str(error.extensions.get("field", ""))
+    return RefusedMessage(message.id, where.removeprefix("messages[0]").lstrip("."), error.detail)
+
+
+async def _store(database: Database, tenant_id: str, settings: Settings, prepared: _Prepared) -> None:
+    """One transaction for the session: created if new, then its messages appended in batches no larger
+    than an append may be, each skipping what is already stored."""
+    session, outcome = prepared.session, prepared.outcome
+    async with database.transaction() as connection:
+        created = await SessionRepository(connection, tenant_id).create(
+            session.id, title=session.title, metadata=session.metadata, model=session.model, context_window_tokens=None
+        )
+        outcome.created = created is not None
+        repository = MessageRepository(connection, tenant_id)
+        last_seq = await repository.lock_session(session.id)
+        if last_seq is None:
+            raise ProjectorError(f"session '{session.id}' vanished while it was imported")
+        batch_size = settings.max_batch_messages
+        for start in range(0, len(prepared.messages), batch_size):
+            batch = prepared.messages[start : start + batch_size]
+            result = await repository.append(session.id, last_seq, batch)
+            if result.conflicts:
+                changed = {message_id for _, message_id in result.conflicts}
+                outcome.changed.extend(message.id for message in batch if message.id in changed)
+                batch = [message for message in batch if message.id not in changed]
+                result = await repository.append(session.id, last_seq, batch)
+            fresh = [row.id for row in result.messages if row.seq > last_seq]
+            outcome.stored.extend(fresh)
+            outcome.already_stored += len(batch) - len(fresh)
+            last_seq += result.created

@@ -1,0 +1,74 @@
+"""Two ``projector serve`` processes over one database, each with its own LISTEN connection: what is appended
+through one streams from the other, every seq exactly once even when the client reconnects in the middle of a
+burst; and a server told to stop (SIGTERM) ends its open streams instead of waiting on them."""
+
+import asyncio
+import signal
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.api.sse import open_stream, serve_process
+from tests.api.wire import append, new_session, user
+from tests.trust.live_server import forget_everything
+
+BURST = 300
+
+
+async def test_appends_through_one_process_stream_from_the_other_once_each_across_a_reconnect(
+    database_url: str, tmp_path: Path
+) -> None:
+    with (
+        serve_process(database_url, tmp_path / "writer.log") as (writer_url, _),
+        serve_process(database_url, tmp_path / "reader.log") as (reader_url, _),
+    ):
+        try:
+            async with (
+                httpx.AsyncClient(base_url=writer_url, timeout=30) as writer,
+                httpx.AsyncClient(base_url=reader_url, timeout=30) as reader,
+            ):
+                await new_session(writer, "burst")
+
+                async def burst() -> None:
+                    for n in range(1, BURST + 1):
+                        assert (await append(writer, "burst", user(f"message {n}", id=f"m{n}"))).status_code == 201
+
+                received: list[int] = []
+                async with open_stream(reader, "burst", after=0) as stream:
+                    appending = asyncio.create_task(burst())
+                    received += [int(event.id or 0) for event in await stream.messages(BURST // 3, within=30)]
+                # Dropped mid-burst; the writer goes on meanwhile.
+                await asyncio.sleep(0.2)
+                async with open_stream(reader, "burst", last_event_id=received[-1]) as stream:
+                    received += [
+                        int(event.id or 0) for event in await stream.messages(BURST - len(received), within=30)
+                    ]
+                    await appending
+                    await append(writer, "burst", user("after the burst", id="last"))
+                    received += [int(event.id or 0) for event in await stream.messages(1, within=30)]
+        finally:
+            forget_everything(database_url)
+    assert received == list(range(1, BURST + 2))
+
+
+async def test_sigterm_ends_open_streams_and_the_server_exits_well_within_its_grace(
+    database_url: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    with serve_process(database_url, log) as (url, process):
+        try:
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                await new_session(client, "closing")
+                async with open_stream(client, "closing") as first, open_stream(client, "closing") as second:
+                    stopped_at = time.monotonic()
+                    process.send_signal(signal.SIGTERM)
+                    assert await first.ended(within=10)
+                    assert await second.ended(within=10)
+            exit_code = await asyncio.to_thread(process.wait, 20)
+            took = time.monotonic() - stopped_at
+        finally:
+            forget_everything(database_url)
+    assert exit_code in (0, -signal.SIGTERM)
+    assert took < 10, f"shutdown took {took:.1f} s with streams open"
+    assert "Application shutdown complete" in log.read_text()

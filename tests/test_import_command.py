@@ -1,0 +1,113 @@
+"""``projector import`` against a real running server: a folder of sessions with a progress line per file,
+twice without duplicates, and ``--follow`` keeping a live Claude Code session in sync as it is written."""
+
+import io
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.cli import main
+from app.import_command import follow
+from app.importers.registry import parse_import
+from app.main import create_app
+from tests.conftest import settings_for_tests
+from tests.importers import samples
+from tests.importers.claude_code_lines import SESSION, answer, jsonl, prompt, results, text, tool_result, tool_use
+from tests.trust.live_server import forget_everything, serving
+
+
+@pytest.fixture
+def live_url(database_url: str) -> Iterator[str]:
+    with serving(create_app(settings_for_tests(), database_url=database_url)) as url:
+        try:
+            yield url
+        finally:
+            forget_everything(database_url)
+
+
+def stored_ids(url: str, session_id: str) -> list[str]:
+    response = httpx.get(f"{url}/sessions/{session_id}/messages", params={"limit": 500})
+    return [message["id"] for message in response.json()["messages"]] if response.status_code == 200 else []
+
+
+def run_import(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exited:
+        main(["import", *argv])
+    return int(exited.value.code or 0), capsys.readouterr().err
+
+
+def test_a_folder_of_sessions_is_imported_once_with_a_line_per_file(
+    live_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    projects = tmp_path / "projects"
+    (projects / "-home-dev-shop").mkdir(parents=True)
+    (projects / "-home-dev-api").mkdir()
+    first = samples.claude_code()
+    second = first.replace(SESSION.encode(), b"5d0c2a8e-1111-4c55-9a57-2f3c7d1e9b10")
+    (projects / "-home-dev-shop" / f"{SESSION}.jsonl").write_bytes(first)
+    (projects / "-home-dev-api" / "5d0c2a8e.jsonl").write_bytes(second)
+    (projects / "-home-dev-api" / "notes.txt").write_text("not a session")
+    status, output = run_import("--format", "claude-code", "--url", live_url, str(projects), capsys=capsys)
+    assert status == 0, output
+    assert output.count("files, ") == 2  # one progress line per file (stderr is not a terminal here)
+    [session] = parse_import("claude-code", first).sessions
+    assert f"2 file(s): {2 * len(session.messages)} message(s) stored" in output
+    assert stored_ids(live_url, SESSION) == [message.id for message in session.messages]
+    assert len(stored_ids(live_url, "5d0c2a8e-1111-4c55-9a57-2f3c7d1e9b10")) == len(session.messages)
+    status, again = run_import("--format", "claude-code", "--url", live_url, str(projects), capsys=capsys)
+    assert status == 0
+    assert f"2 file(s): 0 message(s) stored, {2 * len(session.messages)} already stored" in again
+
+
+def test_a_refused_file_is_named_and_the_exit_status_says_so(
+    live_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(b"{not json\n" + samples.claude_code())
+    status, output = run_import("--format", "claude-code", "--strict", "--url", live_url, str(broken), capsys=capsys)
+    assert status == 1
+    assert "broken.jsonl: 422 line 1" in output
+
+
+def test_follow_keeps_a_live_claude_code_session_in_sync(live_url: str, tmp_path: Path) -> None:
+    live = tmp_path / f"{SESSION}.jsonl"
+    live.write_bytes(jsonl(prompt("u1", None, "Fix the test"), answer("a1", "u1", "msg_1", text("Looking."))))
+    stop = threading.Event()
+    out = io.StringIO()
+    with httpx.Client(base_url=live_url) as client:
+        follower = threading.Thread(
+            target=follow,
+            args=(client, live, "claude-code"),
+            kwargs={"interval": 0.05, "out": out, "keep_going": lambda: not stop.is_set()},
+        )
+        follower.start()
+        try:
+            assert wait_for(lambda: stored_ids(live_url, SESSION) == ["u1"]), out.getvalue()
+            with live.open("ab") as appending:  # the response goes on: same message id, next block
+                appending.write(jsonl(answer("a2", "a1", "msg_1", tool_use("toolu_1", "Bash", command="pnpm test"))))
+                appending.write(jsonl(results("r1", "a2", tool_result("toolu_1", "ok"))))
+            time.sleep(0.3)  # a few polls: the answer may still grow, so it is not stored yet
+            assert stored_ids(live_url, SESSION) == ["u1"]
+            with live.open("ab") as appending:
+                appending.write(jsonl(answer("a3", "r1", "msg_2", text("Fixed."), stop_reason="end_turn")))
+                appending.write(jsonl(prompt("u2", "a3", "Thanks", second=9)))
+            assert wait_for(lambda: stored_ids(live_url, SESSION) == ["u1", "msg_1", "r1", "msg_2", "u2"])
+        finally:
+            stop.set()
+            follower.join(timeout=10)
+    stored = httpx.get(f"{live_url}/sessions/{SESSION}/messages/msg_1").json()
+    assert [part["type"] for part in stored["content"]] == ["text", "tool-call"]
+    assert "new message(s)" in out.getvalue()
+
+
+def wait_for(condition: object, seconds: float = 15) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
