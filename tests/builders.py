@@ -131,8 +131,9 @@ def user(content: Content, **metadata: Any) -> PersistedMessage:
 
 
 def assistant(
-    content: Content, *, provider: str | None = None, model: str | None = None, **metadata: Any
+    content: Content, *, provider: str | None = None, model: object = None, **metadata: Any
 ) -> PersistedMessage:
+    """``model``: the producer's model in any form a runtime writes (an id, ``provider/modelId``, an object)."""
     if provider is not None:
         metadata["provider"] = provider
     if model is not None:
@@ -219,11 +220,11 @@ def runtime(kind: Kind, content: Content, *, role: Role = "system", id: str = ""
 
 
 def boundary(
-    id: str, *, through: str | None = None, text: str = "Conversation compacted", **metadata: Any
+    id: str, *, through: str | None = None, text: str = "Conversation compacted", role: Role = "system", **metadata: Any
 ) -> PersistedMessage:
     if through is not None:
         metadata["compactThroughMessageId"] = through
-    return runtime(Kind.COMPACT_BOUNDARY, text, id=id, eligibleForModelContext=False, **metadata)
+    return runtime(Kind.COMPACT_BOUNDARY, text, role=role, id=id, eligibleForModelContext=False, **metadata)
 
 
 def summary(boundary_id: str, text: str, *, id: str = "", role: Role = "user", **metadata: Any) -> PersistedMessage:

@@ -1,12 +1,14 @@
 """Hypothesis strategies for whole session histories, shared by projection and provider property tests.
 
 A history is what a real store could hold after agents misbehave: interrupted tool calls, orphan and
-duplicate results, reused tool-call ids, empty and whitespace texts, compactions complete and incomplete,
-reasoning from other providers with signatures, provider item ids and thought signatures on text and calls,
-images in tool results, runtime reminders (also between a call and its result), bash executions and custom
-messages, and the visibility flags. Messages are numbered
-as the store numbers them (seq 1..n, ids ``m<seq>``), so a boundary's ``compactThroughMessageId`` and a
-summary's ``summaryForBoundaryId`` name real messages.
+duplicate results, reused tool-call ids, empty and whitespace texts, compactions complete and incomplete
+(opencode's assistant summaries among them), reasoning from other providers with signatures, provider item ids
+and thought signatures on text and calls, the calls and results of tools a provider ran itself (whole, or
+with half missing), assistant files, keys a newer SDK added, producers named in every form (``provider`` and
+``model``, ``provider/modelId``, opencode's object, or only by their run: ``RUN_MODELS``), images in tool
+results, runtime reminders (also between a call and its result), bash executions and custom messages, and the
+visibility flags. Messages are numbered as the store numbers them (seq 1..n, ids ``m<seq>``), so a boundary's
+``compactThroughMessageId`` and a summary's ``summaryForBoundaryId`` name real messages.
 """
 
 from dataclasses import replace
@@ -27,6 +29,13 @@ PROVIDER_MODELS: tuple[tuple[str, str], ...] = (
     ("google", "gemini-2.5-pro"),
     ("openai", "gpt-5"),
 )
+RUN_MODELS: dict[str, object] = {
+    "run_anthropic/claude-sonnet-4-5": "anthropic/claude-sonnet-4-5",
+    "run_anthropic/claude-opus-4-1": {"providerID": "anthropic", "modelID": "claude-opus-4-1"},
+    "run_google/gemini-2.5-pro": "google/gemini-2.5-pro",
+    "run_openai/gpt-5": {"providerID": "openai", "modelID": "gpt-5", "variant": "high"},
+}
+"""The runs a history's assistant messages may name instead of their model, as a store holds their models."""
 
 texts = st.sampled_from(
     [
@@ -90,8 +99,62 @@ _PART_OPTIONS = st.sampled_from(
 """Provider state on a text or call part, bound to the model that wrote it like a reasoning signature."""
 
 
+_PRODUCER_FORMS = st.sampled_from(["fields", "fields", "reference", "object", "run"])
+_NEWER_KEYS = st.sampled_from([None, None, None, None, {"newSdkField": {"v": 1}}])
+"""A key no part declares, as a newer SDK writes it: stored, never sent."""
+
+
 def _with_options(part: dict[str, Any], options: dict[str, Any] | None) -> dict[str, Any]:
     return part if options is None else {**part, "providerOptions": options}
+
+
+def _with_extra(part: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
+    return part if extra is None else {**part, **extra}
+
+
+def _produced(draw: st.DrawFn, provider: str, model: str) -> dict[str, Any]:
+    """An assistant message's producer, written in one of the forms runtimes write it (keyword arguments of
+    ``b.assistant``: metadata, plus ``run_id`` when only its run names the model)."""
+    match draw(_PRODUCER_FORMS):
+        case "reference":
+            return {"model": f"{provider}/{model}"}
+        case "object":
+            return {"model": {"providerID": provider, "modelID": model}}
+        case "run":
+            return {"run_id": f"run_{provider}/{model}"}
+        case _:
+            return {"provider": provider, "model": model}
+
+
+_EXECUTED = st.sampled_from(["none", "none", "none", "whole", "whole", "call-only", "result-only"])
+
+
+def _executed(draw: st.DrawFn, provider: str, call_id: str) -> list[dict[str, Any]]:
+    """The call and result of a tool the provider ran (in the AI SDK's form for that provider), or half of it."""
+    shape = draw(_EXECUTED)
+    if shape == "none":
+        return []
+    executed_id = f"srv_{call_id}"
+    if provider == "anthropic":
+        name, given = "web_search", {"query": "news"}
+        value: Any = [{"type": "web_search_result", "url": "https://x.dev", "title": "X", "encryptedContent": "e"}]
+    elif provider == "google":
+        name, given, value = "code_execution", {"language": "PYTHON", "code": "print(1)"}, {"outcome": "OUTCOME_OK"}
+    else:
+        name, given, value = "web_search", {}, {"status": "completed"}
+    options = {"openai": {"itemId": f"ws_{call_id}"}} if provider == "openai" else None
+    call = _with_options(
+        {"type": "tool-call", "toolCallId": executed_id, "toolName": name, "input": given, "providerExecuted": True},
+        options,
+    )
+    result = {
+        "type": "tool-result",
+        "toolCallId": executed_id,
+        "toolName": name,
+        "output": {"type": "json", "value": value},
+        "providerExecuted": True,
+    }
+    return {"whole": [call, result], "call-only": [call], "result-only": [result]}[shape]
 
 
 @st.composite
@@ -121,20 +184,16 @@ def _user_turn(draw: st.DrawFn) -> list[PersistedMessage]:
 def _assistant_turn(draw: st.DrawFn) -> list[PersistedMessage]:
     provider, model = draw(_PRODUCERS)
     finish = draw(_FINISH)
+    produced = _produced(draw, provider, model)
     if draw(_COIN):
-        return [b.assistant(draw(texts), provider=provider, model=model, finishReason=finish)]
-    signature = draw(_SIGNATURE)
+        return [b.assistant(draw(texts), finishReason=finish, **produced)]
+    parts = [b.reasoning_part(draw(texts), signature=draw(_SIGNATURE), provider=provider)]
     answer = draw(_MAYBE_TEXT)
-    return [
-        b.reasoning(
-            draw(texts),
-            answer=answer,
-            signature=signature,
-            provider=provider,
-            model=model,
-            finishReason=finish,
-        )
-    ]
+    if answer is not None:
+        parts.append(_with_extra(b.text_part(answer), draw(_NEWER_KEYS)))
+    if draw(_ONE_IN_SIX) == 0:
+        parts.append(b.file_part("iVBORw0KGgo=", "image/png", filename=None))
+    return [b.assistant(parts, finishReason=finish, **produced)]
 
 
 @st.composite
@@ -169,12 +228,14 @@ def _tool_round(draw: st.DrawFn, call_ids: list[str]) -> list[PersistedMessage]:
     provider, model = draw(_PRODUCERS)
     if draw(_COIN):
         parts.append(b.reasoning_part(draw(texts), signature=b.SIGNATURE, provider=provider))
+    parts.extend(_executed(draw, provider, calls[0][0]))
     if draw(_COIN):
         parts.append(_with_options(b.text_part(draw(texts)), draw(_PART_OPTIONS)))
     parts.extend(
-        _with_options(b.call_part(call_id, name, {"path": "a.ts"}), draw(_PART_OPTIONS)) for call_id, name in calls
+        _with_extra(_with_options(b.call_part(call_id, name, {"path": "a.ts"}), draw(_PART_OPTIONS)), draw(_NEWER_KEYS))
+        for call_id, name in calls
     )
-    messages = [b.tool_calls(*parts, provider=provider, model=model)]
+    messages = [b.assistant(parts, **_produced(draw, provider, model))]
     if draw(_ONE_IN_SIX) == 0:
         messages.append(b.reminder("Remember the plan."))
     answered = [call for call in calls if draw(_ONE_IN_SIX) > 0]  # the rest were interrupted
@@ -203,9 +264,17 @@ def _compaction(draw: st.DrawFn, count_before: int) -> list[PersistedMessage]:
     through = None
     if count_before and draw(_COIN):
         through = f"m{draw(_INDEX) % count_before + 1}"
-    messages = [b.boundary(boundary_id, through=through)]
+    opencode = draw(_ONE_IN_FOUR) == 0
+    if opencode:
+        # opencode's way: the compaction request is a user turn, the summary the assistant's answer to it.
+        messages = [b.boundary(boundary_id, through=through, text="What did we do so far?", role="user")]
+    else:
+        messages = [b.boundary(boundary_id, through=through)]
     summary_text = draw(_SUMMARY_TEXTS)
-    if summary_text is not None:
+    if summary_text is not None and opencode:
+        mark = {"summary": True} if draw(_COIN) else {"result": {"kind": "summary"}}
+        messages.append(b.assistant(summary_text, parentID=boundary_id, **mark))
+    elif summary_text is not None:
         role = draw(_SUMMARY_ROLES)
         messages.append(b.summary(boundary_id, summary_text, role=role))
     return messages
@@ -301,4 +370,5 @@ def contexts(draw: st.DrawFn) -> ProjectionContext:
         apply_compact_boundary=draw(st.integers(0, 4)) > 0,
         inject_runtime_reminder=draw(st.booleans()),
         readable_media=draw(st.sampled_from([None, (), ("image/*",)])),
+        run_models=RUN_MODELS,
     )

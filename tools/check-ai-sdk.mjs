@@ -1,11 +1,11 @@
 // Runs the AI SDK's own pre-flight (the functions generateText/streamText call before any request) on
 // payloads built by app/providers/ai_sdk.py, fully offline.
 //
-// stdin: a JSON array of payloads {model, system?, messages, tools?, maxOutputTokens?}.
+// stdin: a JSON array of payloads {model, system?, messages, tools?, maxOutputTokens?, providerOptions?, output?}.
 // stdout: a JSON array with one {ok, name?, message?, issues?} per payload, in order.
 // One process checks a whole batch so that Python tests pay Node's start-up once.
 // It must never touch the network: URLs stay URLs (download returns null) and no model is called.
-import { jsonSchema } from 'ai';
+import { Output, jsonSchema } from 'ai';
 import {
   convertToLanguageModelPrompt,
   prepareCallSettings,
@@ -20,7 +20,7 @@ async function readStdin() {
 }
 
 async function check(payload) {
-  const expected = new Set(['model', 'system', 'messages', 'tools', 'maxOutputTokens']);
+  const expected = new Set(['model', 'system', 'messages', 'tools', 'maxOutputTokens', 'providerOptions', 'output']);
   const extra = Object.keys(payload).filter((key) => !expected.has(key));
   if (extra.length > 0) throw Object.assign(new Error(`unexpected payload keys: ${extra.join(', ')}`), { name: 'ProjectorShapeError' });
   if (typeof payload.model !== 'string' || payload.model.length === 0) {
@@ -42,6 +42,17 @@ async function check(payload) {
   );
   await prepareToolsAndToolChoice({ tools, toolChoice: undefined, activeTools: undefined });
   prepareCallSettings({ maxOutputTokens: payload.maxOutputTokens });
+  const options = payload.providerOptions ?? {};
+  if (typeof options !== 'object' || Array.isArray(options)
+      || Object.values(options).some((value) => typeof value !== 'object' || value === null || Array.isArray(value))) {
+    throw Object.assign(new Error('providerOptions must map provider names to objects'), { name: 'ProjectorShapeError' });
+  }
+  if (payload.output != null) {
+    const { type, schema, name, description } = payload.output;
+    if (type !== 'object') throw Object.assign(new Error(`output type ${type}`), { name: 'ProjectorShapeError' });
+    const output = Output.object({ schema: jsonSchema(schema), name, description });
+    await output.responseFormat;
+  }
 }
 
 const payloads = await readStdin();

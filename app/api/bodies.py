@@ -7,10 +7,11 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter, ValidationError
 
 from app.api.problems import validation_errors
-from app.api.schemas import AppendMessagesRequest, ClientId, MessageIn, MessageInBody
+from app.api.schemas import AppendMessagesRequest, ChatRequestBody, ClientId, MessageIn, MessageInBody
 from app.errors import InvalidInput
 from app.importers.imported import ToolCallRef
 from app.projections.types import Diagnostics, ProjectedMessage, ProjectedMetadata
+from app.services.chat import ChatAsk
 from app.services.compaction import Compacted
 from app.services.imports import ImportOutcome, WireReaders
 from app.services.intake import MessageInput
@@ -58,6 +59,25 @@ IMPORT_READERS = WireReaders(
     session_id=lambda value: str(_read(_SESSION_ID, value, "sessionId")),
 )
 """An imported message is checked exactly as an appended one, and a session id as a client-given one."""
+
+
+def chat_ask(body: ChatRequestBody) -> ChatAsk:
+    """What a ``/chat`` body asks; what it leaves out the service takes from the run, then the session."""
+    return ChatAsk(
+        session_id=body.session_id,
+        provider=body.provider,
+        ctx=body.projection.to_context(),
+        run_id=body.run_id,
+        model=body.model,
+        system=body.system,
+        tools=body.tools,
+        mutations=body.mutations,
+        max_output_tokens=body.max_output_tokens,
+        variant=body.variant,
+        format=body.format,
+        agent=body.agent,
+        prefill=body.prefill,
+    )
 
 
 def message_body(row: MessageRecord) -> dict[str, Any]:

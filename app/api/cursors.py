@@ -61,6 +61,24 @@ def read_session_cursor(cursor: str, newest_first: bool) -> tuple[datetime, str]
     return created_at, session_id
 
 
+def run_cursor(session_id: str, created_at: datetime, run_id: str) -> str:
+    return _encode({"s": session_id, "t": created_at.isoformat(), "i": run_id})
+
+
+def read_run_cursor(cursor: str, session_id: str, parameter: str) -> tuple[datetime, str]:
+    payload = _decode(cursor, parameter)
+    if payload.get("s") != session_id:
+        raise InvalidCursor(f"{parameter}: this cursor belongs to another session", field=parameter)
+    try:
+        created_at = datetime.fromisoformat(payload["t"])
+        run_id = payload["i"]
+    except (KeyError, TypeError, ValueError) as error:
+        raise InvalidCursor(f"{parameter}: not a cursor this service issued", field=parameter) from error
+    if not isinstance(run_id, str) or created_at.tzinfo is None:
+        raise InvalidCursor(f"{parameter}: not a cursor this service issued", field=parameter)
+    return created_at, run_id
+
+
 def search_cursor(rank: float, session_id: str, seq: int, query_digest: str) -> str:
     """Where a page of search hits ended, for the same query (``query_digest``) only."""
     return _encode({"r": rank, "s": session_id, "q": seq, "h": query_digest})

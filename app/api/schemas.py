@@ -1,16 +1,30 @@
 """Request and response bodies of the sessions, messages and runs endpoints."""
 
 import re
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, NotRequired, Self
 
 from fastapi import Path
-from pydantic import AwareDatetime, BeforeValidator, ConfigDict, Field, JsonValue
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from app.api.wire import WireModel
 from app.engine.kinds import Role
 from app.engine.parts import AssistantPart, SystemPart, TextLength, ToolPart, UserPart
+from app.errors import InvalidInput
 from app.projections.types import ProjectionContext, View
+from app.providers.request_settings import parse_format, parse_variant
 
 ADDRESSABLE = (
     r"^(?:[^\x00-\x1f\x7f/.][^\x00-\x1f\x7f/]*|\.[^\x00-\x1f\x7f/.][^\x00-\x1f\x7f/]*|\.\.[^\x00-\x1f\x7f/]+)$"
@@ -33,6 +47,50 @@ INT32_MAX = 2**31 - 1
 (Gemini's maxOutputTokens is an int32)."""
 Provider = Literal["openai", "openai-responses", "anthropic", "gemini", "ai-sdk"]
 Metadata = dict[str, JsonValue]
+Name = Annotated[str, TextLength(1, 256)]
+
+
+class ModelRefObject(TypedDict):
+    """opencode's model reference, kept exactly as given."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+
+    providerID: Name
+    modelID: Name
+    variant: NotRequired[Name]
+
+
+ModelReference = Annotated[str, TextLength(0, 256)] | ModelRefObject
+"""A model as ``provider/modelId`` (or a bare id), or opencode's ``{providerID, modelID, variant?}``."""
+ToolSwitches = dict[str, bool]
+"""opencode's tools map: ``{"bash": true, "edit": false, "mcp_*": false}``."""
+
+
+def _checked(parse: Any) -> Any:
+    """A validator that runs a core parser for its refusal and keeps the value as given."""
+
+    def check(value: Any) -> Any:
+        try:
+            parse(value)
+        except InvalidInput as refused:
+            raise ValueError(refused.detail.removeprefix("format: ")) from None
+        return value
+
+    return AfterValidator(check)
+
+
+Variant = Annotated[str | None, _checked(parse_variant)]
+OutputFormatJson = Annotated[JsonValue, _checked(parse_format)]
+
+
+def _instant(value: object) -> datetime:
+    """opencode's times: milliseconds since the epoch (a number), or RFC 3339 text with a zone."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value / 1000, UTC)
+    return _AWARE.validate_python(value)
+
+
+_AWARE: TypeAdapter[datetime] = TypeAdapter(AwareDatetime)
 
 
 def _date_time_text(value: object) -> object:
@@ -49,7 +107,37 @@ class _MessageIn(WireModel):
     id: ClientId | None = None
     run_id: ClientId | None = None
     metadata: Metadata = Field(default_factory=dict)
-    created_at: AwareDatetime | None = Field(default=None, description="When it happened; default now.")
+    created_at: AwareDatetime | None = Field(
+        default=None, description="When it happened (RFC 3339, or epoch milliseconds); default now."
+    )
+    time: dict[str, JsonValue] | None = Field(
+        default=None,
+        description="opencode's time object: created (epoch milliseconds or RFC 3339) sets createdAt; the whole "
+        "object is kept as metadata.time.",
+    )
+
+    @field_validator("time")
+    @classmethod
+    def _time_has_created(cls, time: dict[str, JsonValue] | None) -> dict[str, JsonValue] | None:
+        if time is not None:
+            try:
+                _instant(time.get("created"))
+            except ValidationError:
+                raise ValueError("time.created must be epoch milliseconds or an RFC 3339 time with a zone") from None
+        return time
+
+    @model_validator(mode="after")
+    def _time_is_when_it_happened(self) -> Self:
+        if self.time is None:
+            return self
+        created = _instant(self.time["created"])
+        if self.created_at is not None and self.created_at != created:
+            raise ValueError("time.created and createdAt name different times")
+        if self.metadata.get("time", self.time) != self.time:
+            raise ValueError("time and metadata.time differ")
+        self.created_at = created
+        self.metadata = {**self.metadata, "time": self.time}
+        return self
 
 
 class SystemMessageIn(_MessageIn):
@@ -161,7 +249,7 @@ class CreateSessionRequest(WireModel):
     id: ClientId | None = None
     title: Annotated[str, TextLength(0, 1000)] | None = None
     metadata: Metadata = Field(default_factory=dict)
-    model: Annotated[str, TextLength(0, 256)] | None = Field(default=None, description="provider/modelId")
+    model: ModelReference | None = Field(default=None, description="provider/modelId or {providerID, modelID}")
     context_window_tokens: int | None = Field(default=None, gt=0, le=INT32_MAX)
 
 
@@ -169,7 +257,7 @@ class SessionOut(WireModel):
     id: str
     title: str | None
     metadata: dict[str, Any]
-    model: str | None
+    model: str | dict[str, Any] | None
     context_window_tokens: int | None
     last_seq: int
     message_count: int
@@ -186,11 +274,17 @@ class SessionPage(WireModel):
 class CreateRunRequest(WireModel):
     id: ClientId | None = None
     agent: str | None = None
-    model: str | None = None
+    model: ModelReference | None = None
     system: str | None = None
-    tools: list[dict[str, JsonValue]] | None = None
-    variant: str | None = None
-    format: JsonValue = None
+    tools: list[dict[str, JsonValue]] | ToolSwitches | None = Field(
+        default=None, description="AI SDK tool definitions, or opencode's map of tools turned on and off."
+    )
+    variant: Variant = Field(
+        default=None, description="Reasoning effort (none, minimal, low, medium, high, xhigh, max) or a budget."
+    )
+    format: OutputFormatJson = Field(
+        default=None, description='{"type": "text"} or {"type": "json_schema", "schema": {...}, "name"?, "strict"?}'
+    )
     metadata: Metadata = Field(default_factory=dict)
 
 
@@ -204,9 +298,9 @@ class RunOut(WireModel):
     id: str
     session_id: str
     agent: str | None
-    model: str | None
+    model: str | dict[str, Any] | None
     system: str | None
-    tools: list[dict[str, Any]] | None
+    tools: list[dict[str, Any]] | dict[str, bool] | None
     variant: str | None
     format: Any
     usage: dict[str, Any] | None
@@ -214,6 +308,12 @@ class RunOut(WireModel):
     metadata: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+
+
+class RunPage(WireModel):
+    runs: list[RunOut]
+    next_cursor: str | None
+    has_more: bool
 
 
 class ProjectionOptions(WireModel):
@@ -294,7 +394,9 @@ class ChatRequestBody(WireModel):
     )
 
     session_id: ClientId
-    run_id: ClientId | None = Field(default=None, description="Supplies the run's model, system and tools.")
+    run_id: ClientId | None = Field(
+        default=None, description="Supplies the run's model, system, tools, variant, format and agent."
+    )
     provider: Provider = Field(description="The payload's target: Chat Completions, Responses, Messages, ...")
     model: str | None = Field(default=None, description="The provider's model id; from the run when omitted.")
     system: str | None = None
@@ -304,11 +406,20 @@ class ChatRequestBody(WireModel):
     projection: ProjectionOptions = Field(default_factory=ProjectionOptions)
     mutations: list[dict[str, JsonValue]] = Field(default_factory=list)
     max_output_tokens: int | None = Field(default=None, gt=0, le=INT32_MAX)
+    variant: Variant = Field(
+        default=None, description="Reasoning effort or thinking budget; from the run when omitted."
+    )
+    format: OutputFormatJson = Field(default=None, description="Structured output; from the run when omitted.")
+    agent: str | None = Field(default=None, description="The active agent; from the run when omitted.")
+    prefill: bool = Field(
+        default=False, description="End on the trailing assistant turn for the model to continue (Anthropic only)."
+    )
 
 
 class ChatResponseBody(WireModel):
     provider: str
     model: str
+    agent: str | None = Field(description="The agent the model view was built for: the request's, else the run's.")
     payload: dict[str, Any]
     diagnostics: dict[str, Any]
     context: dict[str, Any]

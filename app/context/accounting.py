@@ -24,6 +24,7 @@ from app.context.config import ThresholdPolicy
 from app.context.window import ContextWindow
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
+from app.engine.model_ref import ModelRef, model_ref, producer, same_model, target_ref
 from app.engine.tokens import estimate_tokens
 from app.projections.model import project_model
 from app.projections.tool_output import ResultPolicy, result_for_model
@@ -119,21 +120,23 @@ def compaction_threshold(window_tokens: int, policy: ThresholdPolicy, max_output
     return min(by_share, window_tokens - min(reserve, window_tokens // 2))
 
 
-def usage_tokens(message: EngineMessage, model: str | None, run_models: Mapping[str, str]) -> int | None:
-    """The context size a provider reported on this message, if it is one to trust for ``model``: not a message
-    kept out of the model's context (its call saw another prompt), nor a synthetic, errored or aborted one."""
+def usage_tokens(message: EngineMessage, target: ModelRef | str | None, run_models: Mapping[str, object]) -> int | None:
+    """The context size a provider reported on this message, if it is one to trust for ``target`` (a model
+    reference in any form): not a message kept out of the model's context (its call saw another prompt), nor a
+    synthetic, errored or aborted one, nor a summary (its usage counted the request that wrote it). ``target``
+    ``None``: any model's. ``run_models`` hold each run's model reference, as stored."""
     if message.role != "assistant" or message.metadata.get("synthetic") is True:
         return None
-    if message.metadata.get("eligibleForModelContext") is False:
+    if message.metadata.get("eligibleForModelContext") is False or message.kind is Kind.COMPACT_SUMMARY:
         return None
     if message.metadata.get("finishReason") in UNUSABLE_FINISH_REASONS:
         return None
-    produced_by = message.metadata.get("model")
-    if produced_by is None and message.run_id is not None:
-        produced_by = run_models.get(message.run_id)
     # Another model tokenises differently and may have seen another prompt: its count says little here.
-    if model is not None and produced_by != model:
-        return None
+    target = model_ref(target)
+    if target is not None and target.model is not None:
+        run_model = run_models.get(message.run_id) if message.run_id is not None else None
+        if not same_model(producer(message.metadata, run_model), target):
+            return None
     usage = message.metadata.get("usage")
     if not isinstance(usage, dict):
         return None
@@ -203,7 +206,6 @@ def account_context(
     ctx: ProjectionContext = DEFAULT_CONTEXT,
     max_output_tokens: int | None = None,
     request_tokens: int = 0,
-    run_models: Mapping[str, str] | None = None,
     view: Projection | None = None,
 ) -> ContextReport:
     """Count a session's model context for ``ctx.model`` against ``window``.
@@ -213,7 +215,7 @@ def account_context(
     ``view``: the model view of ``messages`` under ``ctx`` when the caller has built it already (``POST
     /chat`` does, for the payload), so that it is not built twice. ``request_tokens``: system text and tool
     schemas sent with the request but not stored, counted only when no provider usage already includes
-    them. ``run_models``: model id per run id, for assistant messages that do not name their model.
+    them. ``ctx.run_models`` names the model of each run, for assistant messages that do not name theirs.
     """
     if view is None:
         view = project_model(messages, ctx)
@@ -235,7 +237,7 @@ def account_context(
         tool_results=totals["tool_results"],
         reasoning=reasoning,
     )
-    anchor = _anchor(candidates, ctx.model, run_models or {})
+    anchor = _anchor(candidates, target_ref(ctx.provider, ctx.model), ctx.run_models)
     if anchor is None:
         total, after = sections.total, sections.total
     else:
@@ -269,11 +271,11 @@ def _decision(
 
 
 def _anchor(
-    candidates: Sequence[EngineMessage], model: str | None, run_models: Mapping[str, str]
+    candidates: Sequence[EngineMessage], target: ModelRef | None, run_models: Mapping[str, object]
 ) -> UsageAnchor | None:
     # Newest first; the sort is stable, so among equal seqs the one given first is tried first.
     for message in sorted(candidates, key=_SEQ, reverse=True):
-        tokens = usage_tokens(message, model, run_models)
+        tokens = usage_tokens(message, target, run_models)
         if tokens is not None:
             return UsageAnchor(message.id, message.seq, tokens)
     return None

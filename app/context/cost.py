@@ -30,6 +30,7 @@ from typing import Any
 from genai_prices.types import ModelPrice, TieredPrices, calc_unit_price
 
 from app.context.catalog import CatalogModel, ModelCatalog
+from app.engine.model_ref import producer
 
 PER_MILLION = 1_000_000
 """The catalog's prices are US dollars per million tokens."""
@@ -193,9 +194,10 @@ def usage_record(
     run_id: str | None,
     created_at: datetime,
     metadata: Mapping[str, Any],
-    run_models: Mapping[str, str],
+    run_models: Mapping[str, object],
 ) -> UsageRecord | None:
-    """The usage an assistant message records, with the model that produced it (its run's when it names none).
+    """The usage an assistant message records, with the model that produced it (its run's when it names none;
+    ``run_models`` hold each run's model reference in any form ``app.engine.model_ref`` reads).
 
     ``None`` when it records no usage, or is ``synthetic``: a reply the runtime made up was never billed.
     Errored and aborted answers stay: a provider bills what it produced before it stopped.
@@ -205,14 +207,9 @@ def usage_record(
     usage = token_usage(metadata.get("usage"))
     if usage is None:
         return None
-    provider, model = _text(metadata.get("provider")), _text(metadata.get("model"))
-    if model is None and run_id is not None:
-        model = run_models.get(run_id)
+    produced = producer(metadata, run_models.get(run_id) if run_id is not None else None)
+    provider, model = (produced.provider, produced.model) if produced else (None, None)
     return UsageRecord(message_id, run_id, created_at, provider, model, usage)
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,12 @@ against them, and the serializer reads from them which keys each part type carri
 strings. Which parts a role may carry is encoded in the types (``UserPart``, ``AssistantPart``...), so a
 wrong part fails validation with the path of the offending field instead of being stored and breaking a
 payload later. A new part type is one model here, added to the unions of the roles that carry it.
+
+The set is the AI SDK v6 one: assistant ``file`` parts (generated images), the calls of tools the provider
+ran itself (``providerExecuted``) with their ``tool-result`` inside the assistant's content, approvals, and
+``providerOptions`` on every part. A key a part does not declare (a field a newer SDK version added) is kept
+verbatim as long as it holds JSON (``PART_CONFIG``): a store must not lose what a runtime wrote. Such keys
+never reach a provider payload on their own: the serializer sends the declared keys only.
 """
 
 from dataclasses import dataclass
@@ -51,14 +57,23 @@ class TextLength:
         return value
 
 
+PART_CONFIG = ConfigDict(**{**WIRE_CONFIG, "extra": "allow"})
+"""A part's configuration: the wire one, except that keys it does not declare are kept (as JSON values, the
+type ``__pydantic_extra__`` gives them) instead of refused."""
+
 ProviderOptions = dict[str, dict[str, JsonValue]]
 Id = Annotated[str, TextLength(1, 1024)]
 ToolName = Annotated[str, TextLength(1, 256)]
 
 
-class PartModel(BaseModel):
-    model_config = WIRE_CONFIG
+class _Shape(BaseModel):
+    """Every stored shape inside content: its unknown keys kept, each a JSON value."""
 
+    model_config = PART_CONFIG
+    __pydantic_extra__: dict[str, JsonValue] = Field(init=False)
+
+
+class PartModel(_Shape):
     provider_options: ProviderOptions | None = None
 
 
@@ -93,9 +108,7 @@ class ToolCallPart(PartModel):
     provider_executed: bool | None = None
 
 
-class _OutputItem(BaseModel):
-    model_config = WIRE_CONFIG
-
+class _OutputItem(_Shape):
     provider_options: ProviderOptions | None = None
 
 
@@ -114,6 +127,7 @@ class MediaItem(_OutputItem):
 class UrlItem(_OutputItem):
     type: Literal["image-url", "file-url"]
     url: str
+    media_type: str | None = None
 
 
 class FileIdItem(_OutputItem):
@@ -128,33 +142,25 @@ class CustomItem(_OutputItem):
 OutputItem = Annotated[TextItem | MediaItem | UrlItem | FileIdItem | CustomItem, Field(discriminator="type")]
 
 
-class TextOutput(BaseModel):
-    model_config = WIRE_CONFIG
-
+class TextOutput(_Shape):
     type: Literal["text", "error-text"]
     value: str
     provider_options: ProviderOptions | None = None
 
 
-class JsonOutput(BaseModel):
-    model_config = WIRE_CONFIG
-
+class JsonOutput(_Shape):
     type: Literal["json", "error-json"]
     value: JsonValue
     provider_options: ProviderOptions | None = None
 
 
-class DeniedOutput(BaseModel):
-    model_config = WIRE_CONFIG
-
+class DeniedOutput(_Shape):
     type: Literal["execution-denied"]
     reason: str | None = None
     provider_options: ProviderOptions | None = None
 
 
-class ContentOutput(BaseModel):
-    model_config = WIRE_CONFIG
-
+class ContentOutput(_Shape):
     type: Literal["content"]
     value: list[OutputItem]
 
@@ -187,8 +193,11 @@ class ToolApprovalResponsePart(PartModel):
 SystemPart = Annotated[TextPart, Field(discriminator="type")]
 UserPart = Annotated[TextPart | ImagePart | FilePart, Field(discriminator="type")]
 AssistantPart = Annotated[
-    TextPart | ReasoningPart | ToolCallPart | ToolApprovalRequestPart, Field(discriminator="type")
+    TextPart | FilePart | ReasoningPart | ToolCallPart | ToolResultPart | ToolApprovalRequestPart,
+    Field(discriminator="type"),
 ]
+"""A ``tool-result`` here is the result of a tool the provider ran itself (web search, code execution), which
+the provider answers within the same turn."""
 ToolPart = Annotated[ToolResultPart | ToolApprovalResponsePart, Field(discriminator="type")]
 
 

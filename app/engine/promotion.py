@@ -25,8 +25,9 @@ ALLOWED_ROLES: dict[Kind, frozenset[Role]] = {
     Kind.TOOL_APPROVAL_REQUEST: frozenset({"assistant"}),
     Kind.TOOL_RESULT: frozenset({"tool"}),
     Kind.TOOL_APPROVAL_RESPONSE: frozenset({"tool"}),
-    Kind.COMPACT_BOUNDARY: frozenset({"system"}),
-    Kind.COMPACT_SUMMARY: _SUMMARY_ROLES,
+    # opencode's compaction request is a user message, its summary the assistant's answer to it.
+    Kind.COMPACT_BOUNDARY: frozenset({"system", "user"}),
+    Kind.COMPACT_SUMMARY: _SUMMARY_ROLES | {"assistant"},
     Kind.RUNTIME_REMINDER: frozenset({"system"}),
     Kind.HANDOFF_SUMMARY: _SUMMARY_ROLES,
     Kind.AGENT_SWITCH_NOTE: frozenset({"system"}),
@@ -50,7 +51,7 @@ def infer_kind(role: Role, content: Content, metadata: dict[str, Any] | None) ->
     inferred = _kind_from_shape(role, content)
     raw = (metadata or {}).get("runtimeKind")
     if raw is None:
-        return inferred, None
+        return (Kind.COMPACT_SUMMARY if opencode_summary(role, metadata) else inferred), None
     if not isinstance(raw, str):
         return inferred, f"runtimeKind {raw!r} is not a string; inferred {inferred} from role {role}"
     try:
@@ -86,7 +87,9 @@ def promote_rows(rows: Iterable[Sequence[Any]]) -> list[EngineMessage]:
     out: list[EngineMessage] = []
     append = out.append
     for id_, session_id, seq, role, content, created_at, metadata, run_id, token_estimate, unusual in rows:
-        if metadata and "runtimeKind" in metadata:
+        if metadata and (
+            "runtimeKind" in metadata or (role == "assistant" and ("summary" in metadata or "result" in metadata))
+        ):
             kind, note = infer_kind(role, content, metadata)
         else:
             kind, note = role_kinds(role) or from_shape(role, content), None
@@ -96,6 +99,16 @@ def promote_rows(rows: Iterable[Sequence[Any]]) -> list[EngineMessage]:
             )
         )
     return out
+
+
+def opencode_summary(role: Role, metadata: dict[str, Any] | None) -> bool:
+    """An assistant message opencode wrote as a compaction summary: ``summary: true`` (its stored messages) or
+    ``result.kind: "summary"`` (its turn-state shape). It is a ``compact_summary`` unless ``runtimeKind`` says
+    otherwise; its boundary is the compaction request it answers (``parentID``), when nothing else names one."""
+    if role != "assistant" or not metadata:
+        return False
+    result = metadata.get("result")
+    return metadata.get("summary") is True or (isinstance(result, dict) and result.get("kind") == "summary")
 
 
 _PERSISTED_FIELDS = attrgetter(

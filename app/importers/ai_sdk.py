@@ -3,33 +3,25 @@ one session: already the shape the service stores, so parts pass through with th
 
 Names older SDKs wrote are read as today's: ``mimeType`` as ``mediaType``, a tool call's ``args`` as
 ``input``, a result's ``result`` (with ``isError``) as ``output``, ``redacted-reasoning`` as reasoning
-holding Anthropic's redacted data, ``providerMetadata`` as ``providerOptions``. A key the append schema
-does not know is left out and reported; so is a part of an unknown type. A message's own string ``id``
-(stores often keep one) is its id; otherwise the id is positional (``request_body``).
+holding Anthropic's redacted data, ``providerMetadata`` as ``providerOptions``. A key a known part does not
+declare (a newer SDK's) is kept, as the append schema keeps it; a part of an unknown type is left out and
+reported. A message's own string ``id`` (stores often keep one) is its id; otherwise the id is positional
+(``request_body``).
 """
 
-from collections.abc import Mapping
 from typing import Any
 
 from app.engine.kinds import ROLES
+from app.engine.parts import AssistantPart, ToolPart, UserPart, part_models, part_type
 from app.importers.imported import ImportedMessage, ImportResult, Repair, Skipped
 from app.importers.options import ImportOptions
 from app.importers.request_body import RequestImport, message_id
 
 FORMAT = "ai-sdk"
-PART_KEYS: Mapping[str, frozenset[str]] = {
-    "text": frozenset({"type", "text", "providerOptions"}),
-    "image": frozenset({"type", "image", "mediaType", "providerOptions"}),
-    "file": frozenset({"type", "data", "mediaType", "filename", "providerOptions"}),
-    "reasoning": frozenset({"type", "text", "providerOptions"}),
-    "tool-call": frozenset({"type", "toolCallId", "toolName", "input", "providerExecuted", "providerOptions"}),
-    "tool-result": frozenset({"type", "toolCallId", "toolName", "output", "providerExecuted", "providerOptions"}),
-    "tool-approval-request": frozenset({"type", "approvalId", "toolCallId", "providerOptions"}),
-    "tool-approval-response": frozenset(
-        {"type", "approvalId", "approved", "reason", "providerExecuted", "providerOptions"}
-    ),
-}
-"""The keys of each part the append schema holds."""
+PART_TYPES: frozenset[str] = frozenset(
+    part_type(model) for union in (UserPart, AssistantPart, ToolPart) for model in part_models(union)
+)
+"""The part types the append schema holds."""
 
 
 def parse(data: bytes, options: ImportOptions) -> ImportResult:
@@ -74,11 +66,7 @@ def _part(item: Any, notes: list[str]) -> dict[str, Any] | None:
                 part["output"] = {"type": "error-text" if failed else "text", "value": result}
             else:
                 part["output"] = {"type": "error-json" if failed else "json", "value": result}
-    known = PART_KEYS.get(str(part.get("type")))
-    if known is None:
+    if part.get("type") not in PART_TYPES:
         notes.append(f"part of type {part.get('type')!r} left out (no part holds it)")
         return None
-    unknown = sorted(key for key in part if key not in known)
-    if unknown:
-        notes.append(f"keys {', '.join(unknown)} of a {part['type']} part left out (the append schema refuses them)")
-    return {key: value for key, value in part.items() if key in known}
+    return part

@@ -4,7 +4,8 @@ The blocks read as in a Claude Code transcript (``anthropic_blocks``): a user me
 blocks become a tool message (id ``m<n>``) and its other blocks a user message after it (``m<n>:prompt``
 when both are there); thinking keeps its signature, redacted thinking its data; server tools
 (``server_tool_use`` and their ``*_tool_result`` blocks) stay in the assistant message as provider-executed
-calls and results.
+calls and results. Assistant messages name their provider (``anthropic``), which is what lets a payload
+for Anthropic replay those server tools in their own blocks; the model is the request's, when it names one.
 """
 
 from typing import Any
@@ -21,6 +22,8 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
     reading = RequestImport.start(FORMAT, data, options, anthropic_blocks.block_text)
     messages, report = reading.messages, reading.report
     tool_names: dict[str, str] = {}
+    model = reading.body.model
+    producer = {"provider": anthropic_blocks.ANTHROPIC, **({"model": model} if model else {})}
     for number, raw in enumerate(reading.body.messages, start=1):
         role = raw.get("role") if isinstance(raw, dict) else None
         mid = message_id(number)
@@ -28,13 +31,12 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
         match role:
             case "assistant":
                 parts = anthropic_blocks.assistant_parts(raw.get("content"), tool_names, notes)
-                messages.append(ImportedMessage(mid, "assistant", parts, {}, None))
+                messages.append(ImportedMessage(mid, "assistant", parts, producer, None))
             case "user":
                 messages.extend(_user(mid, raw.get("content"), tool_names, notes))
             case _:
                 report.invalid.append(Skipped(number, f"not a Messages API message (role {role!r})"))
         report.repairs.extend(Repair(number, mid, note) for note in notes)
-    model = reading.body.model
     return reading.finish(f"{anthropic_blocks.ANTHROPIC}/{model}" if model else None)
 
 

@@ -13,7 +13,8 @@ and finish reason of its ``step-finish`` part.
   ``summary: true`` is its ``compact_summary``. ``tail_start_id`` (a kept tail) names the first message
   kept verbatim, so the boundary names the message before it.
 - A tool's ``completed`` state is its result (attachments as content items; ``time.compacted`` as the
-  message's ``compactedAt``), ``error`` an error result (the partial output of an interrupted command as
+  message's ``compactedAt``; a tool the provider ran keeps its result in the assistant message, beside the
+  call, as the AI SDK writes it), ``error`` an error result (the partial output of an interrupted command as
   text, as opencode sends it); ``pending`` and ``running`` tools never finished and are reported unanswered.
 - ``snapshot``, ``patch``, ``agent``, ``subtask`` and ``retry`` parts are opencode's own bookkeeping: skipped
   and reported.
@@ -168,7 +169,9 @@ class _Builder:
                 case "tool":
                     call, result, when = self._tool(number, part)
                     content.append(call)
-                    if result is not None:
+                    if result is not None and call.get("providerExecuted"):
+                        content.append({**result, "providerExecuted": True})  # the provider answered in the turn
+                    elif result is not None:
                         results.append(result)
                     compacted = compacted or when
                 case "step-finish":

@@ -1,10 +1,11 @@
 """The live history: the messages from the newest complete compaction on, which the model view starts from.
 
-A boundary is *complete* when a ``compact_summary`` names it (``metadata.summaryForBoundaryId``) with
-non-blank text; only the newest complete boundary applies, so a failed or running compaction never replaces
-history. The live history is that compaction's summary, its kept tail (the messages after
-``metadata.compactThroughMessageId``, when the boundary names one that precedes it) and everything after the
-boundary; with no complete compaction it is the whole history.
+A boundary is *complete* when a ``compact_summary`` names it (``metadata.summaryForBoundaryId``, or for a
+summary opencode wrote, ``metadata.parentID``: the compaction request it answers) with non-blank text; only
+the newest complete boundary applies, so a failed or running compaction never replaces history. The live
+history is that compaction's summary, its kept tail (the messages after ``metadata.compactThroughMessageId``,
+when the boundary names one that precedes it) and everything after the boundary; with no complete compaction
+it is the whole history.
 
 The store reads only ``seq >= live_history_start_seq(history)`` plus the linked summary, so the live history
 must come out the same from that slice as from the whole history. When the named through-message is missing from the
@@ -56,10 +57,16 @@ class LiveHistory:
 
 def summary_for(message: EngineMessage) -> str | None:
     """The boundary id a summary names, when it is a summary that names one."""
-    target = message.metadata.get("summaryForBoundaryId")
-    if message.kind is Kind.COMPACT_SUMMARY and isinstance(target, str) and target:
-        return target
+    if message.kind is not Kind.COMPACT_SUMMARY:
+        return None
+    for key in _BOUNDARY_KEYS:
+        target = message.metadata.get(key)
+        if isinstance(target, str) and target:
+            return target
     return None
+
+
+_BOUNDARY_KEYS = ("summaryForBoundaryId", "parentID")
 
 
 def completes_its_boundary(message: EngineMessage) -> bool:

@@ -15,6 +15,7 @@ from typing import Any, assert_never
 
 from app.engine.kinds import Kind, Role
 from app.engine.message import EngineMessage
+from app.engine.model_ref import producer, target_ref
 from app.engine.persisted import Content
 from app.projections.framing import (
     BRANCH_PREAMBLE,
@@ -34,7 +35,12 @@ from app.projections.live_history import (
 from app.projections.media import MediaStyle, readable_content
 from app.projections.pairing import drop_unanswerable_results, keep_results_next_to_calls, needs_pairing_repairs
 from app.projections.plain_text import is_blank, plain_text
-from app.projections.reasoning import ReasoningPolicy, reasoning_for_model, strip_foreign_provider_options
+from app.projections.reasoning import (
+    ReasoningPolicy,
+    provider_executed_for_model,
+    reasoning_for_model,
+    strip_foreign_provider_options,
+)
 from app.projections.tool_output import ResultPolicy, cut, result_for_model
 from app.projections.types import (
     Diagnostics,
@@ -146,8 +152,7 @@ class _Rules:
         self.reasoning = ReasoningPolicy(
             include=ctx.include_reasoning,
             fallback=ctx.reasoning_fallback,
-            provider=ctx.provider,
-            model=ctx.model,
+            target=target_ref(ctx.provider, ctx.model),
             native_allowed=policy.native_reasoning,
         )
         self.readable = ctx.readable_media if policy.media_style == "explain" else ()
@@ -226,9 +231,14 @@ class _Rules:
             # No reasoning, no provider options, no blank text: no rule changes these parts, so the
             # stored list is passed on as it is (nothing downstream edits a projected message in place).
             return self._message(message, "assistant", content, [])
-        parts, notes, reasoning = reasoning_for_model(content, message.metadata, self.reasoning)
-        parts, stripped = strip_foreign_provider_options(parts, message.metadata, self.reasoning)
-        return self._finish(message, "assistant", parts, [*notes, *stripped], reasoning)
+        metadata = message.metadata
+        produced = producer(metadata, self.ctx.run_models.get(message.run_id) if message.run_id else None)
+        parts, notes, reasoning = reasoning_for_model(content, metadata, produced, self.reasoning)
+        parts, executed = provider_executed_for_model(parts, produced, self.reasoning)
+        parts, stripped = strip_foreign_provider_options(parts, produced, self.reasoning)
+        readable, media = readable_content(parts, self.readable, self.policy.media_style)
+        notes = [*notes, *executed, *stripped, *media]
+        return self._finish(message, "assistant", readable, notes, reasoning)
 
     def _tool(self, message: EngineMessage) -> ProjectedMessage | Hidden:
         content = message.content
@@ -411,13 +421,14 @@ def _producer(message: EngineMessage) -> tuple[str | None, ...] | None:
 
 
 def _untouched_assistant_parts(parts: list[dict[str, Any]]) -> bool:
-    """Parts no assistant rule changes: reasoning rules, provider-option stripping and blank-text removal
-    act only on reasoning parts, parts with ``providerOptions`` and blank text parts."""
+    """Parts no assistant rule changes: reasoning rules, provider-option stripping, the provider-executed rule,
+    the media rule and blank-text removal act only on reasoning parts, parts with ``providerOptions`` or
+    ``providerExecuted``, files (an image the assistant made) and blank text parts."""
     for part in parts:
-        if "providerOptions" in part:
+        if "providerOptions" in part or "providerExecuted" in part:
             return False
         part_type = part.get("type")
-        if part_type == "reasoning":
+        if part_type == "reasoning" or part_type == "file":
             return False
         if part_type == "text" and is_blank(str(part.get("text", ""))):
             return False

@@ -1,5 +1,6 @@
 """The values every view shares: its context, its messages and its diagnostics."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
@@ -40,6 +41,9 @@ class ProjectionContext:
     """Media types the target model reads (``image/*``, ``application/pdf``, ``*/*``); ``None`` means every
     medium the history holds is passed on (the provider adapter knows its limits), ``()`` means text only.
     Media outside the list becomes explicit text in the model view, never a silent drop."""
+    run_models: Mapping[str, object] = field(default_factory=dict)
+    """The model each run names (``provider/modelId``, a bare id or opencode's object), by run id: an
+    assistant message that names no model of its own was produced by its run's (``app.engine.model_ref``)."""
 
 
 @dataclass(slots=True)

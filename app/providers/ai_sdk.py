@@ -1,31 +1,59 @@
 """The ``ai-sdk`` target: arguments for the AI SDK's ``generateText``/``streamText``, as JSON.
 
 Shape: ``{model, system?, messages: ModelMessage[], tools?: {name: {description?, inputSchema}},
-maxOutputTokens?}``; a caller wraps each ``inputSchema`` with ``jsonSchema()``. The SDK hands these messages
-to any provider, so the payload keeps the strictest rules of all: system text only in ``system`` (later notes
-as wrapped user text), every call answered by the next ``tool`` message, ids in ``[a-zA-Z0-9_-]`` and at most
-40 characters, no empty text, and tool outputs in forms AI SDK v5 and v6 both accept (text, json, error-text,
-error-json, and content with ``text``/``media`` items). Reasoning parts keep their providerOptions untouched;
-the SDK's provider decides whether it can replay them.
+maxOutputTokens?, providerOptions?, output?}``; a caller wraps each ``inputSchema`` with ``jsonSchema()`` and
+``output`` (``{type: "object", schema, name?, description?}``) with ``Output.object({schema:
+jsonSchema(schema), ...})``.
+
+``model`` is the model the SDK will call, as ``provider/modelId`` (``google/gemini-3-pro-preview``,
+``anthropic/claude-sonnet-4-5``, ``openai/gpt-5``): its provider is whose rules apply. The model view keeps
+what belongs to that model (reasoning with its ``providerOptions``, Gemini thought signatures and OpenAI item
+ids on calls and text, the calls and results of tools its provider ran) and strips what another model wrote.
+Here the kept provider state is keyed where the SDK's provider reads it (``providerOptions.vertex`` for
+Vertex, ``google`` for the Gemini API, ``anthropic``, ``openai``...), a Gemini 3 turn's first call without a
+signature gets Google's ``skip_thought_signature_validator`` (as the native Gemini adapter does), and the
+reasoning effort goes into ``providerOptions`` under that provider's name. A bare model id names no provider:
+nothing a model wrote is then kept for it.
+
+The SDK may hand these messages to any provider, so the payload keeps the strictest rules of all: system
+text only in ``system`` (later notes as wrapped user text), every call answered by the next ``tool`` message
+(except the calls its provider ran, answered in the turn), ids in ``[a-zA-Z0-9_-]`` and at most 40 characters,
+no empty text, and tool outputs in forms AI SDK v5 and v6 both accept (text, json, error-text, error-json,
+and content with ``text``/``media`` items).
 """
 
 from typing import Any
 
+from app.engine.model_ref import ModelRef, model_ref, provider_family
 from app.projections.types import Repair
+from app.providers.anthropic import ADAPTIVE_FROM, EFFORT_LEVELS, MIN_THINKING_BUDGET, claude_version
 from app.providers.conversation import Settled, unsettled, wrap_system_note
+from app.providers.gemini import SKIP_SIGNATURE, is_gemini_3, thinking_config
+from app.providers.request_settings import NO_SETTINGS, Effort, RequestSettings
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
 from app.providers.tool_output import read_output
 
 MAX_TOOL_CALL_ID = 40
 """OpenAI's limit, the tightest of the providers the SDK may forward these ids to."""
+NAMESPACES = {"google-vertex": "vertex", "vertex": "vertex", "amazon-bedrock": "bedrock", "bedrock": "bedrock"}
+"""The ``providerOptions`` key an SDK provider reads, where it is not the provider's own name."""
 
 
 def to_ai_sdk(
-    settled: Settled, *, model: str, tools: tuple[ToolDefinition, ...], max_output_tokens: int | None
+    settled: Settled,
+    *,
+    model: str,
+    tools: tuple[ToolDefinition, ...],
+    max_output_tokens: int | None,
+    settings: RequestSettings = NO_SETTINGS,
 ) -> tuple[dict[str, Any], list[Repair]]:
     repairs: list[Repair] = []
     ids = ToolIdMap(MAX_TOOL_CALL_ID, "ai-sdk")
+    target = model_ref(model)
+    provider = target.provider if target is not None else None
+    namespace = sdk_namespace(provider)
+    gemini_3 = target is not None and target.family == "google" and is_gemini_3(target.model or "")
     messages: list[dict[str, Any]] = []
     for message in settled.messages:
         match message["role"]:
@@ -37,10 +65,7 @@ def to_ai_sdk(
             case "user":
                 messages.append({"role": "user", "content": list(message["content"])})
             case "assistant":
-                content = [
-                    {**part, "toolCallId": ids(part["toolCallId"])} if part["type"] == "tool-call" else part
-                    for part in message["content"]
-                ]
+                content = _assistant(message["content"], ids, namespace, gemini_3, repairs)
                 messages.append({"role": "assistant", "content": content})
             case "tool":
                 results = [_result(part, ids, repairs) for part in message["content"]]
@@ -55,7 +80,107 @@ def to_ai_sdk(
         payload["tools"] = {tool.name: _tool(tool) for tool in tools}
     if max_output_tokens is not None:
         payload["maxOutputTokens"] = max_output_tokens
+    if settings.effort is not None:
+        options = _effort_options(settings.effort, target, max_output_tokens)
+        if namespace is None or options is None:
+            repairs.append(Repair("effort-unsupported", f"ai-sdk: no reasoning option is known for {model}"))
+        elif options.get("thinking", {}).get("type", "disabled") != "disabled" and not _loop_turn_thinks(messages):
+            repairs.append(
+                Repair("thinking-off", "ai-sdk: the current tool loop's turn holds no thinking to replay; thinking off")
+            )
+        else:
+            payload["providerOptions"] = {namespace: options}
+    if settings.output is not None:
+        output: dict[str, Any] = {"type": "object", "schema": settings.output.schema, "name": settings.output.name}
+        if settings.output.description is not None:
+            output["description"] = settings.output.description
+        payload["output"] = output
     return payload, repairs + ids.repairs()
+
+
+def sdk_namespace(provider: str | None) -> str | None:
+    """Where the SDK's provider for ``provider`` reads its ``providerOptions``."""
+    if provider is None:
+        return None
+    name = provider.strip().lower()
+    return NAMESPACES.get(name, name)
+
+
+def _assistant(
+    parts: list[dict[str, Any]], ids: ToolIdMap, namespace: str | None, gemini_3: bool, repairs: list[Repair]
+) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    signed_call = False
+    for part in parts:
+        if "providerOptions" in part and namespace is not None:
+            part = _keyed(part, namespace)
+        if part["type"] == "tool-call":
+            part = {**part, "toolCallId": ids(part["toolCallId"])}
+            if gemini_3 and not part.get("providerExecuted"):
+                signed = "thoughtSignature" in ((part.get("providerOptions") or {}).get(namespace or "") or {})
+                if not signed and not signed_call:
+                    part = _with_option(part, namespace or "google", "thoughtSignature", SKIP_SIGNATURE)
+                    repairs.append(
+                        Repair("thought-signature-sentinel", f"ai-sdk: call {part['toolCallId']!r} had no signature")
+                    )
+                signed_call = True
+        elif part["type"] == "tool-result":
+            part = _result(part, ids, repairs)
+        content.append(part)
+    return content
+
+
+def _keyed(part: dict[str, Any], namespace: str) -> dict[str, Any]:
+    """The part with its provider state also under ``namespace`` when the model view kept it under another
+    name of the same provider (``google`` state for a Vertex model)."""
+    options = part["providerOptions"]
+    if namespace in options:
+        return part
+    family = provider_family(namespace)
+    same = [key for key in options if provider_family(key) == family]
+    if len(same) != 1:
+        return part
+    return {**part, "providerOptions": {**options, namespace: options[same[0]]}}
+
+
+def _with_option(part: dict[str, Any], namespace: str, key: str, value: Any) -> dict[str, Any]:
+    options = dict(part.get("providerOptions") or {})
+    options[namespace] = {**(options.get(namespace) or {}), key: value}
+    return {**part, "providerOptions": options}
+
+
+def _loop_turn_thinks(messages: list[dict[str, Any]]) -> bool:
+    """Whether Claude may think in this request: when it ends in a tool loop, the loop's turn must open with
+    Anthropic-signed thinking (Anthropic's own rule for thinking, which the SDK leaves to the caller)."""
+    if len(messages) < 2 or messages[-1]["role"] != "tool" or messages[-2]["role"] != "assistant":
+        return True
+    first = messages[-2]["content"][0]
+    anthropic = (first.get("providerOptions") or {}).get("anthropic") or {}
+    return first["type"] == "reasoning" and bool(anthropic.get("signature") or anthropic.get("redactedData"))
+
+
+def _effort_options(effort: Effort, target: ModelRef | None, max_output_tokens: int | None) -> dict[str, Any] | None:
+    """The reasoning effort in the options of the SDK's provider: ``reasoningEffort`` for OpenAI, ``thinking``
+    for Anthropic (adaptive with an ``effort`` from Claude 4.6 on), ``thinkingConfig`` for Google."""
+    model = target.model if target is not None and target.model else ""
+    match target.family if target is not None else None:
+        case "openai":
+            return {"reasoningEffort": effort.as_level()}
+        case "anthropic":
+            if effort.off:
+                return {"thinking": {"type": "disabled"}}
+            version = claude_version(model)
+            if version is not None and version >= ADAPTIVE_FROM:
+                return {"thinking": {"type": "adaptive"}, "effort": EFFORT_LEVELS[effort.as_level()]}
+            budget = max(effort.as_budget(), MIN_THINKING_BUDGET)
+            if max_output_tokens is not None:
+                budget = min(budget, max(max_output_tokens - 1, MIN_THINKING_BUDGET))
+            return {"thinking": {"type": "enabled", "budgetTokens": budget}}
+        case "google":
+            config = thinking_config(effort, model)
+            return None if config is None else {"thinkingConfig": config}
+        case _:
+            return None
 
 
 def _result(part: dict[str, Any], ids: ToolIdMap, repairs: list[Repair]) -> dict[str, Any]:
@@ -66,7 +191,7 @@ def _result(part: dict[str, Any], ids: ToolIdMap, repairs: list[Repair]) -> dict
 def _output(output: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
     match output["type"]:
         case "text" | "error-text" | "json" | "error-json":
-            return output
+            return _known(output, ("type", "value", "providerOptions"))
         case "execution-denied":
             repairs.append(
                 Repair("denied-as-error-text", "ai-sdk: execution-denied sent as error-text (v5 has no denied output)")
@@ -88,6 +213,13 @@ def _output(output: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
             return {"type": "content", "value": items}
         case other:
             unsettled("ai-sdk", f"a {other!r} tool output")
+
+
+def _known(output: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The output with the keys the SDK defines only (a stored output may hold keys a newer SDK added)."""
+    if all(key in keys for key in output):
+        return output
+    return {key: output[key] for key in keys if key in output}
 
 
 def _tool(tool: ToolDefinition) -> dict[str, Any]:

@@ -4,14 +4,20 @@ Rules applied: system text top-level (later notes as wrapped user text);
 turns alternate, start and end on ``user``; each ``tool_use`` is answered by ``tool_result`` blocks first in
 the very next user turn; ids match ``^[a-zA-Z0-9_-]+$`` (at most 64); ``input`` an object; thinking replayed
 only when Anthropic signed it, first in its turn, never last; no empty text; ``tools`` defined whenever tool
-blocks appear; ``max_tokens`` always set. Never edits a signed block.
+blocks appear; ``max_tokens`` always set. Never edits a signed block. A tool Anthropic ran itself goes back in
+its own form, in its place in the turn (``server_tool_use`` and its ``web_search_tool_result``,
+``web_fetch_tool_result`` or code execution result); one with no such form is left out with its result, said
+so. A reasoning effort is ``thinking`` (a budget, or adaptive thinking with ``output_config.effort`` from
+Claude 4.6 on), a structured answer ``output_config.format``.
 """
 
+import re
 from typing import Any
 
 from app.projections.types import Repair
 from app.providers.conversation import NO_OUTPUT, START, Settled, unsettled, wrap_system_note
 from app.providers.media import Media, part_media, unreadable
+from app.providers.request_settings import NO_SETTINGS, Effort, RequestSettings
 from app.providers.tool_definitions import EMPTY_OBJECT_SCHEMA, ToolDefinition
 from app.providers.tool_ids import ToolIdMap, all_kept
 from app.providers.tool_output import read_output
@@ -28,10 +34,23 @@ PLACEHOLDER_TOOL = {
     "input_schema": EMPTY_OBJECT_SCHEMA,
 }
 """Anthropic rejects tool blocks in a request without ``tools``; this keeps the history's calls valid."""
+MIN_THINKING_BUDGET = 1024
+ADAPTIVE_FROM = (4, 6)
+"""Claude 4.6 and later think adaptively (``thinking.type`` ``adaptive`` with an effort) and take no prefill."""
+EFFORT_LEVELS = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "max"}
+"""``output_config.effort`` for each effort level (Anthropic has no ``minimal``)."""
+_CLAUDE = re.compile(r"claude-(?:(?:opus|sonnet|haiku)-)?(\d+)(?:[-.](\d)(?!\d))?")
+SERVER_TOOLS = frozenset({"web_search", "web_fetch", "code_execution"})
+"""The tools Anthropic runs itself whose calls and results replay in their own blocks."""
 
 
 def to_anthropic(
-    settled: Settled, *, model: str, tools: tuple[ToolDefinition, ...], max_output_tokens: int | None
+    settled: Settled,
+    *,
+    model: str,
+    tools: tuple[ToolDefinition, ...],
+    max_output_tokens: int | None,
+    settings: RequestSettings = NO_SETTINGS,
 ) -> tuple[dict[str, Any], list[Repair]]:
     repairs: list[Repair] = []
     tool_ids: list[str] = []
@@ -86,7 +105,66 @@ def to_anthropic(
                 "tools-required", "anthropic: history has tool calls but no tools were given; added a placeholder tool"
             )
         )
+    output_config: dict[str, Any] = {}
+    if settings.effort is not None:
+        _think(payload, output_config, settings.effort, model, max_output_tokens, repairs)
+    if settings.output is not None:
+        output_config["format"] = {"type": "json_schema", "schema": settings.output.schema}
+    if output_config:
+        payload["output_config"] = output_config
     return payload, repairs + _fit_tool_ids(turns, tool_ids)
+
+
+def claude_version(model: str) -> tuple[int, int] | None:
+    """A Claude model's version (``claude-sonnet-4-5`` is (4, 5), ``claude-3-7-sonnet`` (3, 7)), or ``None``."""
+    found = _CLAUDE.search(model.lower())
+    return (int(found[1]), int(found[2] or 0)) if found else None
+
+
+def takes_prefill(model: str) -> bool:
+    """Whether the model continues a final assistant turn: every Claude before 4.6 (and a model that is not
+    named like a Claude one, whose server decides)."""
+    version = claude_version(model)
+    return version is None or version < ADAPTIVE_FROM
+
+
+def _think(
+    payload: dict[str, Any],
+    output_config: dict[str, Any],
+    effort: Effort,
+    model: str,
+    max_output_tokens: int | None,
+    repairs: list[Repair],
+) -> None:
+    """``thinking`` for ``effort``. With thinking on, the turn of the current tool loop must open with its
+    thinking; a history whose loop turn has none (another model wrote it) is sent with thinking off."""
+    if effort.off:
+        payload["thinking"] = {"type": "disabled"}
+        return
+    turns = payload["messages"]
+    in_loop = len(turns) > 1 and turns[-1]["content"][0]["type"] == "tool_result"
+    if in_loop and turns[-2]["content"][0]["type"] not in ("thinking", "redacted_thinking"):
+        repairs.append(
+            Repair("thinking-off", "anthropic: the current tool loop's turn holds no thinking to replay; thinking off")
+        )
+        return
+    version = claude_version(model)
+    if version is not None and version >= ADAPTIVE_FROM:
+        payload["thinking"] = {"type": "adaptive"}
+        output_config["effort"] = EFFORT_LEVELS[effort.as_level()]
+        return
+    budget = max(effort.as_budget(), MIN_THINKING_BUDGET)
+    if max_output_tokens is None:
+        payload["max_tokens"] = budget + DEFAULT_MAX_TOKENS
+    elif budget >= max_output_tokens:
+        if max_output_tokens - 1 < MIN_THINKING_BUDGET:
+            repairs.append(
+                Repair("thinking-off", f"anthropic: maxOutputTokens {max_output_tokens} leaves no room to think")
+            )
+            return
+        repairs.append(Repair("thinking-budget", f"anthropic: thinking budget {budget} cut to {max_output_tokens - 1}"))
+        budget = max_output_tokens - 1
+    payload["thinking"] = {"type": "enabled", "budget_tokens": budget}
 
 
 def _fit_tool_ids(turns: list[dict[str, Any]], given: list[str]) -> list[Repair]:
@@ -98,9 +176,9 @@ def _fit_tool_ids(turns: list[dict[str, Any]], given: list[str]) -> list[Repair]
     ids = ToolIdMap(MAX_TOOL_USE_ID, "anthropic")
     for turn in turns:
         for block in turn["content"]:
-            if block["type"] == "tool_use":
+            if block["type"] in ("tool_use", "server_tool_use"):
                 block["id"] = ids(block["id"])
-            elif block["type"] == "tool_result":
+            elif "tool_use_id" in block:
                 block["tool_use_id"] = ids(block["tool_use_id"])
     return ids.repairs()
 
@@ -132,7 +210,7 @@ def _assistant_blocks(
         # built in one pass. Anything else takes the general path, which records the call ids seen so far
         # again (harmless: ``tool_ids`` is only ever checked as a whole).
         part_type = part["type"]
-        if part_type == "tool-call":
+        if part_type == "tool-call" and "providerExecuted" not in part:
             call_id = part["toolCallId"]
             tool_ids.append(call_id)
             blocks.append({"type": "tool_use", "id": call_id, "name": part["toolName"], "input": part["input"]})
@@ -146,12 +224,22 @@ def _assistant_blocks(
 def _ordered_assistant_blocks(
     parts: list[Any], tool_ids: list[str], media: list[Media], repairs: list[Repair]
 ) -> list[dict[str, Any]]:
-    """Any turn: blocks sorted into Anthropic's order, unsigned reasoning dropped, each repair reported."""
+    """Any turn: blocks sorted into Anthropic's order, unsigned reasoning dropped, each repair reported. The
+    blocks of tools Anthropic ran stay among the texts, in their order (text cites the results before it)."""
     thinking: list[dict[str, Any]] = []
     texts: list[dict[str, Any]] = []
     uses: list[dict[str, Any]] = []
     order_changed = False
+    server_blocks = _server_blocks(parts, repairs)
     for part in parts:
+        if part.get("providerExecuted") or part["type"] == "tool-result":
+            block = server_blocks.get((part["type"], part["toolCallId"]))
+            if block is not None:
+                order_changed = order_changed or bool(uses)
+                if block["type"] == "server_tool_use":
+                    tool_ids.append(block["id"])
+                texts.append(block)
+            continue
         match part["type"]:
             case "reasoning":
                 block = _thinking(part)
@@ -187,6 +275,124 @@ def _ordered_assistant_blocks(
         )
         return []
     return thinking + texts + uses
+
+
+def _server_blocks(parts: list[Any], repairs: list[Repair]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The blocks of the tools Anthropic ran in this turn, by (part type, call id): a call and its result go
+    in together or not at all (one without the other is a 400)."""
+    calls = {p["toolCallId"]: p for p in parts if p["type"] == "tool-call" and p.get("providerExecuted")}
+    blocks: dict[tuple[str, str], dict[str, Any]] = {}
+    for result in (p for p in parts if p["type"] == "tool-result"):
+        call = calls[result["toolCallId"]]
+        use = _server_tool_use(call)
+        outcome = _server_tool_result(use["name"], result) if use is not None else None
+        if use is None or outcome is None:
+            repairs.append(
+                Repair(
+                    "provider-tool-dropped", f"anthropic: {call['toolName']} ran by a provider has no Anthropic form"
+                )
+            )
+            continue
+        blocks[("tool-call", call["toolCallId"])] = use
+        blocks[("tool-result", call["toolCallId"])] = outcome
+    return blocks
+
+
+def _server_tool_use(call: dict[str, Any]) -> dict[str, Any] | None:
+    """``server_tool_use``, named as Anthropic named it: code execution's bash and editor sub-tools are written
+    as a ``code_execution`` call whose input names them (``input.type``)."""
+    name, given = call["toolName"], call["input"]
+    if name == "code_execution" and given.get("type") in ("bash_code_execution", "text_editor_code_execution"):
+        name = given["type"]
+    elif name not in SERVER_TOOLS:
+        return None
+    return {"type": "server_tool_use", "id": call["toolCallId"], "name": name, "input": given}
+
+
+def _server_tool_result(name: str, result: dict[str, Any]) -> dict[str, Any] | None:
+    """The result block of a server tool, from its stored output: the AI SDK's camelCase form or Anthropic's own
+    snake_case content, as importers keep it. ``None`` when the output is not one Anthropic could have sent."""
+    output = result["output"]
+    value = output.get("value")
+    failed = output["type"] in ("error-json", "error-text")
+    block: dict[str, Any] = {"tool_use_id": result["toolCallId"]}
+    if name in ("bash_code_execution", "text_editor_code_execution"):
+        content = value if isinstance(value, dict) and str(value.get("type", "")).startswith(name) else None
+        return None if content is None else {"type": f"{name}_tool_result", **block, "content": content}
+    if failed or (isinstance(value, dict) and str(value.get("type", "")).endswith("_error")):
+        code = _pick(value, "errorCode", "error_code") if isinstance(value, dict) else None
+        error = {"type": f"{name}_tool_result_error", "error_code": code or "unavailable"}
+        return {"type": f"{name}_tool_result", **block, "content": error}
+    if output["type"] != "json":
+        return None
+    match name:
+        case "web_search":
+            hits = [_search_hit(item) for item in value] if isinstance(value, list) else [None]
+            if None in hits:
+                return None
+            return {"type": "web_search_tool_result", **block, "content": hits}
+        case "web_fetch":
+            fetched = _fetched(value)
+            return None if fetched is None else {"type": "web_fetch_tool_result", **block, "content": fetched}
+        case _:
+            if not isinstance(value, dict) or value.get("type") != "code_execution_result":
+                return None
+            run = {key: value.get(key) for key in ("stdout", "stderr", "return_code")}
+            if not (
+                isinstance(run["stdout"], str)
+                and isinstance(run["stderr"], str)
+                and isinstance(run["return_code"], int)
+            ):
+                return None
+            content = {"type": "code_execution_result", **run, "content": value.get("content") or []}
+            return {"type": "code_execution_tool_result", **block, "content": content}
+
+
+def _search_hit(item: Any) -> dict[str, Any] | None:
+    if not isinstance(item, dict):
+        return None
+    url, title = item.get("url"), item.get("title")
+    encrypted = _pick(item, "encryptedContent", "encrypted_content")
+    if not (isinstance(url, str) and isinstance(title, str) and isinstance(encrypted, str)):
+        return None
+    hit = {"type": "web_search_result", "url": url, "title": title, "encrypted_content": encrypted}
+    age = _pick(item, "pageAge", "page_age")
+    if isinstance(age, str):
+        hit["page_age"] = age
+    return hit
+
+
+def _fetched(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict) or not isinstance(value.get("url"), str):
+        return None
+    document = value.get("content")
+    if not isinstance(document, dict):
+        return None
+    source = document.get("source")
+    if not isinstance(source, dict) or not isinstance(source.get("data"), str):
+        return None
+    fetched: dict[str, Any] = {
+        "type": "web_fetch_result",
+        "url": value["url"],
+        "content": {
+            "type": "document",
+            "source": {
+                "type": source.get("type", "text"),
+                "media_type": _pick(source, "mediaType", "media_type") or "text/plain",
+                "data": source["data"],
+            },
+        },
+    }
+    if isinstance(document.get("title"), str):
+        fetched["content"]["title"] = document["title"]
+    retrieved = _pick(value, "retrievedAt", "retrieved_at")
+    if isinstance(retrieved, str):
+        fetched["retrieved_at"] = retrieved
+    return fetched
+
+
+def _pick(item: dict[str, Any], *keys: str) -> Any:
+    return next((item[key] for key in keys if item.get(key) is not None), None)
 
 
 def _thinking(part: dict[str, Any]) -> dict[str, Any] | None:

@@ -53,6 +53,8 @@ class ToolCallPart(TypedDict):
     toolName: str
     input: Any
     providerOptions: NotRequired[ProviderOptions]
+    providerExecuted: NotRequired[bool]
+    """The provider ran the tool itself: its result follows in the same assistant message, not in a tool one."""
 
 
 class ToolResultOutput(TypedDict):
@@ -67,6 +69,7 @@ class ToolResultPart(TypedDict):
     toolName: str
     output: ToolResultOutput
     providerOptions: NotRequired[ProviderOptions]
+    providerExecuted: NotRequired[bool]
 
 
 class ToolApprovalRequestPart(TypedDict):
@@ -82,10 +85,11 @@ class ToolApprovalResponsePart(TypedDict):
     approved: bool
     reason: NotRequired[str]
     providerOptions: NotRequired[ProviderOptions]
+    providerExecuted: NotRequired[bool]
 
 
 UserPart = TextPart | ImagePart | FilePart
-AssistantPart = TextPart | FilePart | ReasoningPart | ToolCallPart | ToolApprovalRequestPart
+AssistantPart = TextPart | FilePart | ReasoningPart | ToolCallPart | ToolResultPart | ToolApprovalRequestPart
 ToolPart = ToolResultPart | ToolApprovalResponsePart
 Part = UserPart | AssistantPart | ToolPart
 
@@ -117,13 +121,10 @@ class ToolChatMessage(TypedDict):
 ChatMessage = SystemChatMessage | UserChatMessage | AssistantChatMessage | ToolChatMessage
 
 _CARRIED_BY_ROLE = {"user": UserPartModel, "assistant": AssistantPartModel, "tool": ToolPartModel}
-_NOT_CARRIED = frozenset({"providerExecuted"})
-"""Stored but not carried into a ChatMessage: settle answers every call in the next tool message, the shape of a
-call the client ran, so a flag saying the provider ran it would contradict the conversation it is in."""
 
 
 def _keys(model: type[PartModel]) -> frozenset[str]:
-    return frozenset(field.alias or name for name, field in model.model_fields.items()) - _NOT_CARRIED
+    return frozenset(field.alias or name for name, field in model.model_fields.items())
 
 
 def _required_strings(model: type[PartModel]) -> tuple[str, ...]:
@@ -137,15 +138,13 @@ _MODELS = {
     for model in part_models(union)
 }
 PART_KEYS: dict[str, frozenset[str]] = {name: _keys(model) for name, model in _MODELS.items()}
-"""The keys each part type may carry (the stored part shapes); anything else would be stripped by the SDK and
-rejected elsewhere."""
+"""The keys each part type declares (the stored part shapes). A stored part may hold more (keys a newer SDK
+added, kept verbatim); they are not sent: the SDK would strip them, other providers reject them."""
 
 REQUIRED_STRINGS: dict[str, tuple[str, ...]] = {name: _required_strings(model) for name, model in _MODELS.items()}
 """The keys each part type must hold as strings (its required text fields); a part without one is malformed."""
 
 ROLE_PARTS: dict[str, frozenset[str]] = {
-    role: frozenset(map(part_type, part_models(union))) | ({"file"} if role == "assistant" else frozenset())
-    for role, union in _CARRIED_BY_ROLE.items()
+    role: frozenset(map(part_type, part_models(union))) for role, union in _CARRIED_BY_ROLE.items()
 }
-"""Which parts each non-system role may carry: what it may be stored with, and for the assistant file parts too
-(an assistant image is sent as one, the SDK's assistant form)."""
+"""Which parts each non-system role may carry: what it may be stored with."""

@@ -14,10 +14,12 @@ from typing import Any
 from app.projections.types import Diagnostics, ProjectedMessage, Projection
 from app.providers.errors import EmptyConversation
 from app.providers.mutations import Mutation, apply_mutations, parse_mutations
+from app.providers.prefill import check_prefill
 from app.providers.registry import adapter_for, build_payload, check_max_output_tokens, check_model
+from app.providers.request_settings import NO_SETTINGS, RequestSettings
 from app.providers.sendable_text import NUL_REFUSED
 from app.providers.serializer import to_chat_messages
-from app.providers.tool_definitions import parse_tools
+from app.providers.tool_definitions import parse_tools, switch_tools
 
 
 @dataclass(slots=True)
@@ -40,13 +42,17 @@ def build_chat_request(
     tools: Sequence[Mapping[str, Any]] | None = None,
     mutations: Sequence[Mutation] | Sequence[Mapping[str, Any]] | None = None,
     max_output_tokens: int | None = None,
+    settings: RequestSettings = NO_SETTINGS,
+    tool_switches: Mapping[str, bool] | None = None,
 ) -> ChatRequest:
-    """Everything checked before any work: an unknown provider, a bad tool, mutation or token limit raises
-    an ``InvalidInput`` (422) naming the field."""
+    """Everything checked before any work: an unknown provider, a bad tool, mutation or token limit, or a
+    prefill the target cannot take raises an ``InvalidInput`` (422) naming the field. ``tool_switches``:
+    opencode's tools map (``{"bash": true, "edit": false}``), which leaves switched-off tools out of ``tools``."""
     adapter_for(provider)
     check_model(model)
-    definitions = parse_tools(tools)
+    definitions, switched_off = switch_tools(parse_tools(tools), tool_switches or {})
     check_max_output_tokens(max_output_tokens)
+    check_prefill(provider, model, settings)
     parsed = _mutations(mutations)
     if isinstance(projection, Projection):
         messages, diagnostics = projection.messages, _copy(projection.diagnostics)
@@ -57,9 +63,18 @@ def build_chat_request(
     if not mutated and not (system and system.strip()):
         raise EmptyConversation()
     diagnostics.injected_notes.extend(notes)
+    if switched_off:
+        diagnostics.injected_notes.append(
+            f"tools {', '.join(switched_off)} left out: the run's tools map turns them off"
+        )
     chat_messages, serializer_repairs = to_chat_messages(mutated, system=system, remove_nul=remove_nul)
     payload, repairs = build_payload(
-        provider, chat_messages, model=model, tools=definitions, max_output_tokens=max_output_tokens
+        provider,
+        chat_messages,
+        model=model,
+        tools=definitions,
+        max_output_tokens=max_output_tokens,
+        settings=settings,
     )
     diagnostics.repairs.extend(mutation_repairs + serializer_repairs + repairs)
     return ChatRequest(provider=provider, model=model, payload=payload, diagnostics=diagnostics)

@@ -6,9 +6,13 @@ After ``settle`` the messages keep these promises, which the adapters rely on:
 - every assistant tool call is answered at once: the very next message is a tool message holding exactly one
   result per call, in call order, under the call's tool name; tool messages appear nowhere else;
   a call without a result gets an error result saying it was interrupted (or that the user denied it);
+- the calls of tools the provider ran itself (``providerExecuted``) are the exception: each is answered by its
+  result in the same assistant turn, and is not answered in a tool message; one without its result, and a
+  result in an assistant turn without its call, are dropped;
 - tool-call ids are unique across the conversation; inputs are JSON objects; tool names are non-empty;
 - approval parts are folded into the results they decided;
-- the conversation does not end on an assistant turn.
+- the conversation does not end on an assistant turn, unless a prefill was asked for (the turn is then the
+  start of the answer the model continues).
 Every change is reported as a ``Repair``, except reshaping that loses nothing: results given in several tool
 messages, or out of call order, become one tool message in call order. Nothing here knows a provider's
 format; it never chooses or trims history and never edits reasoning (signed blocks must reach the provider
@@ -42,10 +46,11 @@ class Settled:
     """ChatMessages keeping the promises above, in order; the leading system message is in ``system``."""
 
 
-def settle(messages: Sequence[ChatMessage]) -> tuple[Settled, list[Repair]]:
+def settle(messages: Sequence[ChatMessage], *, prefill: bool = False) -> tuple[Settled, list[Repair]]:
     """The messages keeping the promises above. Messages that need no repair are passed on as they are, not
     copied (the adapters never edit one in place), and the repairing passes run only from the turn where the
-    first repair may be needed: most conversations keep every promise but how they end, and skip them."""
+    first repair may be needed: most conversations keep every promise but how they end, and skip them.
+    ``prefill``: a trailing assistant turn stays last instead of getting a user turn after it."""
     repairs: list[Repair] = []
     system: str | None = None
     rest: list[Message] = list(messages)  # type: ignore[arg-type]
@@ -54,7 +59,7 @@ def settle(messages: Sequence[ChatMessage]) -> tuple[Settled, list[Repair]]:
     kept = _settled_prefix(rest)
     if kept < len(rest):
         rest = rest[:kept] + _repaired(rest[kept:], _call_ids(rest[:kept]), repairs)
-    if rest and rest[-1]["role"] == "assistant":
+    if rest and rest[-1]["role"] == "assistant" and not prefill:
         rest.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
         repairs.append(Repair("ends-on-assistant", f"added a user turn {CONTINUE!r} after the last assistant turn"))
     if not any(message["role"] != "system" for message in rest):
@@ -100,6 +105,8 @@ def _settled_prefix(messages: list[Message]) -> int:
             only_reasoning = True
             for part in content:
                 kind = part["type"]
+                if "providerExecuted" in part or kind == "tool-result":
+                    return cut  # answered within the turn: the repairing passes check the pairs
                 if kind == "tool-call":
                     call_id = part["toolCallId"]
                     if not call_id or call_id in used_ids:
@@ -323,8 +330,11 @@ def _pair_tool_calls(
         while turn_end < len(messages) and messages[turn_end]["role"] != "assistant":
             turn_end += 1
         turn, index = messages[index:turn_end], turn_end
-        assistant, calls = _unique_calls(message, used_ids, repairs)
-        out.append(assistant)
+        assistant, calls = _unique_calls(_answered_in_turn(message, repairs), used_ids, repairs)
+        if assistant["content"]:
+            out.append(assistant)
+        else:
+            repairs.append(Repair("empty-message", "dropped an assistant message left without content"))
         others: list[Message] = []
         results: dict[int, dict[str, Any]] = {}
         for item in turn:
@@ -368,6 +378,34 @@ def _pair_tool_calls(
     return out
 
 
+def _answered_in_turn(message: Message, repairs: list[Repair]) -> Message:
+    """The turn with each provider-executed call followed by its result (the provider answered it in the turn):
+    a call without a result after it, and a result in the turn without its call before it, are dropped. A
+    result in an assistant turn answers only a provider-executed call, whatever its own flag says."""
+    content = message["content"]
+    open_calls: dict[str, list[int]] = {}
+    paired: set[int] = set()
+    for index, part in enumerate(content):
+        if part["type"] == "tool-call" and part.get("providerExecuted"):
+            open_calls.setdefault(part["toolCallId"], []).append(index)
+        elif part["type"] == "tool-result" and open_calls.get(part["toolCallId"]):
+            paired.update((open_calls[part["toolCallId"]].pop(0), index))
+    kept: list[dict[str, Any]] = []
+    for index, part in enumerate(content):
+        executed = part["type"] == "tool-result" or (part["type"] == "tool-call" and part.get("providerExecuted"))
+        if not executed or index in paired:
+            kept.append(part)
+        elif part["type"] == "tool-result":
+            repairs.append(
+                Repair("orphan-provider-result", f"dropped result {part['toolCallId']!r}: no provider-executed call")
+            )
+        else:
+            repairs.append(
+                Repair("unanswered-provider-call", f"dropped provider-executed call {part['toolCallId']!r}: no result")
+            )
+    return message if len(kept) == len(content) else {**message, "content": kept}
+
+
 def _report_dropped_keys(message: Message, repairs: list[Repair]) -> None:
     """A tool message is rebuilt from its results alone; anything else it carried does not go on."""
     dropped = sorted(key for key in message if key not in ("role", "content"))
@@ -383,11 +421,21 @@ def _open_slot(calls: list[tuple[str, str, str]], answered: dict[int, Any], call
 def _unique_calls(
     message: Message, used_ids: set[str], repairs: list[Repair]
 ) -> tuple[Message, list[tuple[str, str, str]]]:
-    """The assistant turn with conversation-unique call ids, and its calls as (original, new id, name)."""
+    """The assistant turn with conversation-unique call ids, and its calls as (original, new id, name). The
+    calls the provider ran are made unique too (with their results, in the turn), but are not returned: no tool
+    message answers them."""
     calls: list[tuple[str, str, str]] = []
     parts = []
     renamed = False
+    executed: dict[str, list[str]] = {}  # original id -> new ids of the provider-executed calls, in order
     for part in message["content"]:
+        if part["type"] == "tool-result":
+            new_ids = executed.get(part["toolCallId"])
+            if new_ids:
+                new_id = new_ids.pop(0)
+                renamed = renamed or new_id != part["toolCallId"]
+                parts.append(part if new_id == part["toolCallId"] else {**part, "toolCallId": new_id})
+                continue
         if part["type"] != "tool-call":
             parts.append(part)
             continue
@@ -402,7 +450,10 @@ def _unique_calls(
                 Repair("duplicate-tool-call-id", f"tool call id {original!r} was reused; this call is {new_id!r}")
             )
         used_ids.add(new_id)
-        calls.append((original, new_id, part["toolName"]))
+        if part.get("providerExecuted"):
+            executed.setdefault(original, []).append(new_id)
+        else:
+            calls.append((original, new_id, part["toolName"]))
         if new_id == original:
             parts.append(part)
         else:

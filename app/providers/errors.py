@@ -60,3 +60,28 @@ class EmptyConversation(InvalidInput):
             "the conversation has no message and no system prompt to send; append a message or add a mutation",
             field="sessionId",
         )
+
+
+class InvalidVariant(InvalidInput):
+    slug, title = "invalid-variant", "Invalid variant"
+
+    def __init__(self, value: object, efforts: Sequence[str]) -> None:
+        super().__init__(
+            f"variant must be a reasoning effort ({', '.join(efforts)}) or a thinking budget in tokens such as "
+            f"'8000', got {value!r}",
+            field="variant",
+        )
+
+
+class InvalidFormat(InvalidInput):
+    slug, title = "invalid-format", "Invalid output format"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"format: {detail}", field="format")
+
+
+class PrefillRefused(InvalidInput):
+    slug, title = "prefill-refused", "Prefill not possible"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"prefill: {detail}", field="prefill")

@@ -5,7 +5,11 @@ wrapped user text); ``user``/``model`` turns merged so they alternate, starting 
 turn followed by one user turn with exactly one ``functionResponse`` per call (``response`` an object), media
 from results after them; every part holds one data field and no ``parts`` list is empty; thought parts and
 ``thoughtSignature`` replayed only when Google signed them, a Gemini 3 call without one gets the documented
-``skip_thought_signature_validator`` sentinel. The model is not in the body: Gemini takes it in the URL.
+``skip_thought_signature_validator`` sentinel; code Gemini ran itself as ``executableCode`` and
+``codeExecutionResult`` parts, any other tool it ran left out with its result, said so. A reasoning effort is
+``generationConfig.thinkingConfig`` (a level from Gemini 3 on, a budget before), a structured answer
+``responseMimeType`` ``application/json`` with the schema as ``responseSchema`` (Gemini's OpenAPI subset of JSON
+Schema: what it lacks is left out, said so). The model is not in the body: Gemini takes it in the URL.
 """
 
 import re
@@ -14,6 +18,7 @@ from typing import Any
 from app.projections.types import Repair
 from app.providers.conversation import START, Settled, unsettled, wrap_system_note
 from app.providers.media import Media, part_media, unreadable
+from app.providers.request_settings import NO_SETTINGS, Effort, OutputFormat, RequestSettings
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
 from app.providers.tool_output import read_output
@@ -23,15 +28,23 @@ SKIP_SIGNATURE = "skip_thought_signature_validator"
 """Google's documented last resort for a Gemini 3 function call replayed without its signature."""
 _BASE64 = re.compile(r"^[A-Za-z0-9+/_-]+={0,2}$")
 INLINE_PREFIXES = ("image/", "audio/", "video/", "text/")
+MAX_THINKING_BUDGET = 24_576
+"""Gemini 2.5 Flash's largest thinking budget (Pro's is 32,768; the smaller fits both)."""
+MIN_PRO_BUDGET = 128
 INLINE_TYPES = frozenset({"application/pdf"})
 
 
 def to_gemini(
-    settled: Settled, *, model: str, tools: tuple[ToolDefinition, ...], max_output_tokens: int | None
+    settled: Settled,
+    *,
+    model: str,
+    tools: tuple[ToolDefinition, ...],
+    max_output_tokens: int | None,
+    settings: RequestSettings = NO_SETTINGS,
 ) -> tuple[dict[str, Any], list[Repair]]:
     repairs: list[Repair] = []
     ids = ToolIdMap(MAX_CALL_ID, "gemini")
-    needs_signature = model.removeprefix("models/").startswith("gemini-3")
+    needs_signature = is_gemini_3(model)
     contents: list[dict[str, Any]] = []
     for message in settled.messages:
         match message["role"]:
@@ -64,9 +77,111 @@ def to_gemini(
         payload["systemInstruction"] = {"parts": [{"text": settled.system}]}
     if tools:
         payload["tools"] = [{"functionDeclarations": [_declaration(tool) for tool in tools]}]
+    config: dict[str, Any] = {}
     if max_output_tokens is not None:
-        payload["generationConfig"] = {"maxOutputTokens": max_output_tokens}
+        config["maxOutputTokens"] = max_output_tokens
+    if settings.effort is not None:
+        thinking = thinking_config(settings.effort, model.removeprefix("models/"))
+        if thinking is None:
+            repairs.append(Repair("effort-unsupported", f"gemini: {model} takes no thinking settings"))
+        else:
+            config["thinkingConfig"] = thinking
+    if settings.output is not None:
+        config.update(_response_format(settings.output, repairs))
+    if config:
+        payload["generationConfig"] = config
     return payload, repairs + ids.repairs()
+
+
+def is_gemini_3(model: str) -> bool:
+    return model.removeprefix("models/").startswith("gemini-3")
+
+
+def thinking_config(effort: Effort, model: str) -> dict[str, Any] | None:
+    """Gemini's ``thinkingConfig`` for ``effort`` (the AI SDK's ``google`` options take the same object): a
+    ``thinkingLevel`` from Gemini 3 on (Pro thinks at low or high, Flash also at minimal and medium), a
+    ``thinkingBudget`` on 2.5 (Pro cannot turn thinking off: its least is 128 tokens). ``None`` for a model that
+    does not think."""
+    if model.startswith("gemini-3"):
+        level = effort.as_level()
+        if "flash" in model:
+            chosen = {"none": "minimal", "xhigh": "high", "max": "high"}.get(level, level)
+        else:
+            chosen = "low" if level in ("none", "minimal", "low") else "high"
+        return {"thinkingLevel": chosen, "includeThoughts": True}
+    if model.startswith("gemini-2.5"):
+        budget = min(effort.as_budget(), MAX_THINKING_BUDGET)
+        if "pro" in model:
+            budget = max(budget, MIN_PRO_BUDGET)
+        return {"thinkingBudget": budget, "includeThoughts": budget > 0}
+    return None
+
+
+def _response_format(output: OutputFormat, repairs: list[Repair]) -> dict[str, Any]:
+    dropped: list[str] = []
+    schema = _schema(output.schema, "", dropped)
+    if dropped:
+        repairs.append(Repair("schema-keys-dropped", f"gemini: responseSchema takes no {', '.join(dropped)}"))
+    if not schema.get("properties") and schema.get("type") == "object":
+        repairs.append(Repair("schema-empty-object", "gemini: an object schema without properties: JSON mode only"))
+        return {"responseMimeType": "application/json"}
+    return {"responseMimeType": "application/json", "responseSchema": schema}
+
+
+def _schema(given: dict[str, Any], where: str, dropped: list[str]) -> dict[str, Any]:
+    """A JSON Schema as Gemini's ``Schema``: the keywords it shares kept, nested schemas converted, a type list
+    with ``null`` as ``nullable``, ``oneOf`` as ``anyOf``, a string ``const`` as a one-value ``enum``; every other
+    keyword left out and named in ``dropped`` (with its path)."""
+    schema: dict[str, Any] = {}
+    for key, value in given.items():
+        path = f"{where}.{key}" if where else key
+        if key == "type" and isinstance(value, list):
+            kinds = [kind for kind in value if kind != "null"]
+            if len(kinds) == 1:
+                schema["type"] = kinds[0]
+                schema["nullable"] = len(kinds) != len(value) or None
+            else:
+                dropped.append(path)
+        elif key in _SCHEMA_KEYWORDS:
+            schema[key] = value
+        elif key == "properties" and isinstance(value, dict):
+            schema[key] = {name: _schema(sub, f"{path}.{name}", dropped) for name, sub in value.items()}
+        elif key == "items" and isinstance(value, dict):
+            schema[key] = _schema(value, path, dropped)
+        elif key in ("anyOf", "oneOf") and isinstance(value, list):
+            schema["anyOf"] = [_schema(sub, f"{path}[{n}]", dropped) for n, sub in enumerate(value)]
+        elif key == "const" and isinstance(value, str):
+            schema["enum"] = [value]
+        elif key == "enum" and isinstance(value, list) and all(isinstance(item, str) for item in value):
+            schema[key] = value
+        else:
+            dropped.append(path)
+    return {key: value for key, value in schema.items() if value is not None}
+
+
+_SCHEMA_KEYWORDS = frozenset(
+    {
+        "type",
+        "format",
+        "title",
+        "description",
+        "nullable",
+        "required",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "default",
+        "example",
+        "propertyOrdering",
+    }
+)
+"""JSON Schema keywords Gemini's ``Schema`` takes as they are."""
 
 
 def _add(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any]], repairs: list[Repair]) -> None:
@@ -84,7 +199,11 @@ def _model_parts(
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     first_call = True
+    executed = _executed_code(parts, repairs)
     for part in parts:
+        if part.get("providerExecuted") or part["type"] == "tool-result":
+            out += executed.get((part["type"], part["toolCallId"]), [])
+            continue
         signature = ((part.get("providerOptions") or {}).get("google") or {}).get("thoughtSignature")
         if signature is not None and not is_base64(signature):
             repairs.append(
@@ -124,6 +243,30 @@ def _model_parts(
             case other:
                 unsettled("gemini", f"an assistant {other!r} part")
     return out
+
+
+def _executed_code(parts: list[Any], repairs: list[Repair]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Code Gemini ran, by (part type, call id): the call as ``executableCode``, its result as
+    ``codeExecutionResult``, in their places. Any other tool the provider ran has no part here: left out."""
+    calls = {p["toolCallId"]: p for p in parts if p["type"] == "tool-call" and p.get("providerExecuted")}
+    found: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for result in (p for p in parts if p["type"] == "tool-result"):
+        call = calls[result["toolCallId"]]
+        code = call["input"].get("code")
+        value = result["output"].get("value")
+        if call["toolName"] != "code_execution" or not isinstance(code, str) or not isinstance(value, dict):
+            repairs.append(
+                Repair("provider-tool-dropped", f"gemini: {call['toolName']} ran by a provider has no Gemini part")
+            )
+            continue
+        language = call["input"].get("language") or "PYTHON"
+        outcome = value.get("outcome") or "OUTCOME_OK"
+        found[("tool-call", call["toolCallId"])] = [{"executableCode": {"language": language, "code": code}}]
+        ran: dict[str, Any] = {"outcome": outcome}
+        if isinstance(value.get("output"), str):
+            ran["output"] = value["output"]
+        found[("tool-result", call["toolCallId"])] = [{"codeExecutionResult": ran}]
+    return found
 
 
 def is_base64(value: object) -> bool:

@@ -112,13 +112,18 @@ def _parse(index: int, item: Any) -> Mutation:
 def _check_parts(parts: list[Any], role: str, index: int) -> None:
     """The parts validated against the stored part shapes for ``role``, by their camelCase names only (the
     parts go on as given, so a snake_case key would reach the payload as it is); the first error raises
-    ``InvalidMutation`` naming its field."""
+    ``InvalidMutation`` naming its field. A key the shape does not declare is refused too: a stored part keeps
+    one (a newer SDK wrote it), but a mutation is this request's own text, where it can only be a mistake."""
     shapes = _ROLE_PARTS[role]
     for number, part in enumerate(parts):
         try:
-            shapes.validate_python(part, by_alias=True, by_name=False)
+            shape = shapes.validate_python(part, by_alias=True, by_name=False)
         except ValidationError as invalid:
             raise _invalid_part(invalid.errors()[0], role, index, number) from None
+        if shape.model_extra:
+            key = sorted(shape.model_extra)[0]
+            field = f"parts[{number}].{key}"
+            raise InvalidMutation(f"a {part['type']} part does not take {key}", index=index, field=field)
 
 
 def _invalid_part(error: ErrorDetails, role: str, index: int, number: int) -> InvalidMutation:

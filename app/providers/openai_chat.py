@@ -3,7 +3,9 @@
 Rules applied: system text as ``system`` messages; every assistant
 ``tool_calls`` entry answered by one ``tool`` message right after it; ids at most 40 characters;
 ``arguments`` a JSON string; images only in ``user`` messages (tool and assistant media move to a user message
-after the tool messages); no reasoning (Chat Completions cannot take it back); no unknown keys.
+after the tool messages); no reasoning (Chat Completions cannot take it back); no tool the provider ran
+itself (Chat Completions has no form for one: the call and its result are left out, and said so); no unknown
+keys. A reasoning effort is ``reasoning_effort``, a structured answer ``response_format`` (``json_schema``).
 Never decides which messages go in.
 """
 
@@ -13,6 +15,7 @@ from typing import Any
 from app.projections.types import Repair
 from app.providers.conversation import Settled, unsettled
 from app.providers.media import Media, part_media, unreadable
+from app.providers.request_settings import NO_SETTINGS, OutputFormat, RequestSettings
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
 from app.providers.tool_output import read_output
@@ -22,7 +25,12 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 
 def to_openai_chat(
-    settled: Settled, *, model: str, tools: tuple[ToolDefinition, ...], max_output_tokens: int | None
+    settled: Settled,
+    *,
+    model: str,
+    tools: tuple[ToolDefinition, ...],
+    max_output_tokens: int | None,
+    settings: RequestSettings = NO_SETTINGS,
 ) -> tuple[dict[str, Any], list[Repair]]:
     repairs: list[Repair] = []
     ids = ToolIdMap(MAX_TOOL_CALL_ID, "openai")
@@ -59,7 +67,21 @@ def to_openai_chat(
         payload["tools"] = [_tool(tool) for tool in tools]
     if max_output_tokens is not None:
         payload["max_completion_tokens"] = max_output_tokens
+    if settings.effort is not None:
+        payload["reasoning_effort"] = settings.effort.as_level()
+    if settings.output is not None:
+        payload["response_format"] = {"type": "json_schema", "json_schema": json_schema_format(settings.output)}
     return payload, repairs + ids.repairs()
+
+
+def json_schema_format(output: OutputFormat) -> dict[str, Any]:
+    """OpenAI's named JSON Schema format (``json_schema`` in Chat Completions, ``text.format`` in Responses)."""
+    described: dict[str, Any] = {"name": output.name, "schema": output.schema}
+    if output.description is not None:
+        described["description"] = output.description
+    if output.strict is not None:
+        described["strict"] = output.strict
+    return described
 
 
 def _assistant(parts: list[Any], ids: ToolIdMap, repairs: list[Repair]) -> tuple[dict[str, Any] | None, list[Media]]:
@@ -67,6 +89,14 @@ def _assistant(parts: list[Any], ids: ToolIdMap, repairs: list[Repair]) -> tuple
     calls: list[dict[str, Any]] = []
     media: list[Media] = []
     for part in parts:
+        if part.get("providerExecuted") or part["type"] == "tool-result":
+            repairs.append(
+                Repair(
+                    "provider-tool-dropped",
+                    f"openai: Chat Completions has no form for a {part['toolName']} the provider ran",
+                )
+            )
+            continue
         match part["type"]:
             case "text":
                 texts.append(part["text"])

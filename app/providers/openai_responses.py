@@ -4,7 +4,10 @@ Rules applied: the leading system text as ``instructions``, later notes
 as ``system`` messages; every ``function_call`` answered by one ``function_call_output`` with the same
 ``call_id`` (at most 64 characters); ``arguments`` a JSON string; Responses part types only
 (``input_text``/``input_image``/``input_file``); assistant text as plain strings; reasoning replayed only as
-an OpenAI item (id plus encrypted content) followed by the item it produced; no unknown keys.
+an OpenAI item (id plus encrypted content) followed by the item it produced; a built-in tool the provider
+ran (web search, file search, code interpreter...) replayed as an ``item_reference`` to the item OpenAI
+stored, when its item id is known, and otherwise left out with its result, said so; no unknown keys.
+A reasoning effort is ``reasoning.effort``, a structured answer ``text.format`` (``json_schema``).
 """
 
 import json
@@ -13,6 +16,8 @@ from typing import Any
 from app.projections.types import Repair
 from app.providers.conversation import Settled, unsettled
 from app.providers.media import Media, part_media, unreadable
+from app.providers.openai_chat import json_schema_format
+from app.providers.request_settings import NO_SETTINGS, RequestSettings
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
 from app.providers.tool_output import read_output
@@ -22,7 +27,12 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 
 def to_openai_responses(
-    settled: Settled, *, model: str, tools: tuple[ToolDefinition, ...], max_output_tokens: int | None
+    settled: Settled,
+    *,
+    model: str,
+    tools: tuple[ToolDefinition, ...],
+    max_output_tokens: int | None,
+    settings: RequestSettings = NO_SETTINGS,
 ) -> tuple[dict[str, Any], list[Repair]]:
     repairs: list[Repair] = []
     ids = ToolIdMap(MAX_CALL_ID, "openai-responses")
@@ -58,6 +68,10 @@ def to_openai_responses(
         payload["tools"] = [_tool(tool) for tool in tools]
     if max_output_tokens is not None:
         payload["max_output_tokens"] = max_output_tokens
+    if settings.effort is not None:
+        payload["reasoning"] = {"effort": settings.effort.as_level()}
+    if settings.output is not None:
+        payload["text"] = {"format": {"type": "json_schema", **json_schema_format(settings.output)}}
     return payload, repairs + ids.repairs()
 
 
@@ -72,7 +86,7 @@ def _assistant_items(
     media: list[Media] = []
     texts: list[str] = []
     reasoning: dict[str, Any] | None = None
-    calls = [part for part in parts if part["type"] == "tool-call"]
+    calls = [part for part in parts if part["type"] == "tool-call" and not part.get("providerExecuted")]
     if any(part["type"] == "text" for part in parts[parts.index(calls[0]) :]) if calls else False:
         repairs.append(Repair("function-calls-last", "openai-responses: text sent before the turn's function calls"))
 
@@ -86,6 +100,15 @@ def _assistant_items(
             texts.clear()
 
     for part in parts:
+        if part.get("providerExecuted") or part["type"] == "tool-result":
+            reference = _item_reference(part, parts, repairs)
+            if reference is not None:
+                flush_text()
+                if reasoning is not None:
+                    items.append(reasoning)
+                    reasoning = None
+                items.append(reference)
+            continue
         match part["type"]:
             case "reasoning":
                 flush_text()
@@ -124,6 +147,30 @@ def _assistant_items(
             }
         )
     return items, media
+
+
+def _item_reference(part: dict[str, Any], parts: list[Any], repairs: list[Repair]) -> dict[str, Any] | None:
+    """The reference to the item OpenAI stored for a call of a built-in tool, made once, for the call (its
+    result is the same item); ``None`` for the result, and for a call whose item id is not known."""
+    if part["type"] != "tool-call":
+        return None
+    item_id = _item_id(part) or next(
+        (_item_id(p) for p in parts if p["type"] == "tool-result" and p["toolCallId"] == part["toolCallId"]), None
+    )
+    if item_id is None:
+        repairs.append(
+            Repair(
+                "provider-tool-dropped",
+                f"openai-responses: {part['toolName']} has no OpenAI item id; left out with its result",
+            )
+        )
+        return None
+    return {"type": "item_reference", "id": item_id}
+
+
+def _item_id(part: dict[str, Any]) -> str | None:
+    item_id = ((part.get("providerOptions") or {}).get("openai") or {}).get("itemId")
+    return item_id if isinstance(item_id, str) and item_id else None
 
 
 def _reasoning_item(part: dict[str, Any]) -> dict[str, Any] | None:

@@ -16,10 +16,12 @@ from app.providers.errors import InvalidMaxOutputTokens, InvalidModel, UnknownPr
 from app.providers.gemini import to_gemini
 from app.providers.openai_chat import to_openai_chat
 from app.providers.openai_responses import to_openai_responses
+from app.providers.prefill import check_prefill, prefilled
+from app.providers.request_settings import NO_SETTINGS, RequestSettings
 from app.providers.tool_definitions import ToolDefinition, parse_tools
 
 Adapter = Callable[..., tuple[dict[str, Any], list[Repair]]]
-"""``adapter(settled, *, model, tools, max_output_tokens) -> (payload, repairs)``."""
+"""``adapter(settled, *, model, tools, max_output_tokens, settings) -> (payload, repairs)``."""
 
 ADAPTERS: Mapping[str, Adapter] = {
     "openai": to_openai_chat,
@@ -29,6 +31,9 @@ ADAPTERS: Mapping[str, Adapter] = {
     "ai-sdk": to_ai_sdk,
 }
 SUPPORTED_PROVIDERS: tuple[str, ...] = tuple(ADAPTERS)
+REFERENCE_TARGETS: frozenset[str] = frozenset({"ai-sdk"})
+"""Targets whose ``model`` is a whole ``provider/modelId`` reference (the AI SDK's form), not the id alone: the
+provider it names is the one the reasoning rule matches producers against."""
 
 
 def adapter_for(provider: str) -> Adapter:
@@ -45,18 +50,25 @@ def build_payload(
     model: str,
     tools: Sequence[Mapping[str, Any]] | tuple[ToolDefinition, ...] | None = None,
     max_output_tokens: int | None = None,
+    settings: RequestSettings = NO_SETTINGS,
 ) -> tuple[dict[str, Any], list[Repair]]:
     """The exact request body ``provider`` accepts for these messages, and every repair made to get it.
 
     System text travels in the messages: a leading ``system`` ChatMessage is the system prompt (the serializer
     puts the request's prompt there), later ones are notes each adapter places as its provider allows.
+    ``settings``: the reasoning effort, structured output and prefill the request asks for.
     """
     adapter = adapter_for(provider)
     check_model(model)
     check_max_output_tokens(max_output_tokens)
+    check_prefill(provider, model, settings)
     definitions = _definitions(tools)
-    settled, repairs = settle(chat_messages)
-    payload, adapter_repairs = adapter(settled, model=model, tools=definitions, max_output_tokens=max_output_tokens)
+    settled, repairs = settle(chat_messages, prefill=settings.prefill)
+    if settings.prefill:
+        settled = prefilled(settled, repairs)
+    payload, adapter_repairs = adapter(
+        settled, model=model, tools=definitions, max_output_tokens=max_output_tokens, settings=settings
+    )
     return payload, repairs + adapter_repairs
 
 
@@ -78,4 +90,4 @@ def _definitions(
     return parse_tools(tools)  # type: ignore[arg-type]
 
 
-__all__ = ["ADAPTERS", "SUPPORTED_PROVIDERS", "Settled", "adapter_for", "build_payload"]
+__all__ = ["ADAPTERS", "REFERENCE_TARGETS", "SUPPORTED_PROVIDERS", "Settled", "adapter_for", "build_payload"]

@@ -2,9 +2,10 @@
 
 It converts shapes (string content to parts, AI SDK part keys only), places system text (the request's
 system prompt and the leading system notes become one system message first; later notes stay where they
-are, for each adapter to place) and repairs combinations no provider accepts (a part a role cannot carry,
-text a provider cannot take). Every repair is reported. It never chooses, drops for relevance, trims or
-compacts: which messages go in is the model view's decision.
+are, for each adapter to place), attaches each runtime reminder to the user turn it belongs to (for every
+target the same way: never a user message of its own) and repairs combinations no provider accepts (a part
+a role cannot carry, text a provider cannot take). Every repair is reported. It never chooses, drops for
+relevance, trims or compacts: which messages go in is the model view's decision.
 
 Stored text is kept exactly, NUL characters and unpaired UTF-16 surrogates included, and a provider may not
 take them (``app.providers.sendable_text``). The store marks the messages holding such text when they are
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, cast
 
+from app.engine.kinds import Kind
 from app.projections.types import ProjectedMessage, Repair
 from app.providers.chat_message import PART_KEYS, REQUIRED_STRINGS, ROLE_PARTS, ChatMessage, SystemChatMessage
 from app.providers.media import part_media
@@ -36,6 +38,14 @@ def to_chat_messages(
 ) -> tuple[list[ChatMessage], list[Repair]]:
     """ChatMessages for ``messages``, with ``system`` (the request's system prompt) placed first;
     ``remove_nul``: the target refuses NUL characters."""
+    return _serialized(messages, system, remove_nul, reminders_attached=False)
+
+
+def _serialized(
+    messages: Sequence[ProjectedMessage], system: str | None, remove_nul: bool, *, reminders_attached: bool
+) -> tuple[list[ChatMessage], list[Repair]]:
+    """``to_chat_messages``; a history holding a reminder starts over once its reminders are attached (the
+    model view sends a reminder as a user string, so only those are checked: most histories hold none)."""
     repairs: list[Repair] = []
     leading: list[str] = []
     if system is not None:
@@ -54,6 +64,8 @@ def to_chat_messages(
             # is (a string as its one text part), without a repair to look for part by part.
             shapes = _AS_IS[role]
             if isinstance(content, str):
+                if role == "user" and not reminders_attached and message.semantic_type in REMINDER_KINDS:
+                    return _serialized(attach_reminders(messages), system, remove_nul, reminders_attached=True)
                 if "text" in shapes:
                     converted.append({"role": role, "content": [{"type": "text", "text": content}]})
                     continue
@@ -72,6 +84,54 @@ def to_chat_messages(
         head: SystemChatMessage = {"role": "system", "content": system_text}
         converted.insert(0, head)
     return converted, repairs
+
+
+REMINDER_KINDS = frozenset({Kind.RUNTIME_REMINDER, Kind.AGENT_SWITCH_NOTE})
+"""What the model view sends as a ``<system-reminder>`` user text: runtime reminders, and agent switch notes
+marked as reminders."""
+
+
+def attach_reminders(messages: Sequence[ProjectedMessage]) -> Sequence[ProjectedMessage]:
+    """Each reminder inside the user turn it belongs to: appended to the user message right before it (other
+    reminders aside), else put first in the user message right after it, else (it came in a tool loop, after
+    the assistant spoke) appended to the last user message before it, the prompt the loop answers, as agents
+    attach their reminders. Only with no user message at all does a reminder stay a message of its own."""
+    reminders = [n for n, m in enumerate(messages) if m.semantic_type in REMINDER_KINDS and m.role == "user"]
+    if not reminders:
+        return messages
+    taken = set(reminders)
+    users = [n for n, m in enumerate(messages) if m.role == "user" and n not in taken]
+    user_set = set(users)
+    before: dict[int, list[int]] = {}
+    after: dict[int, list[int]] = {}
+    for n in reminders:
+        previous = next((k for k in range(n - 1, -1, -1) if k not in taken), None)
+        following = next((k for k in range(n + 1, len(messages)) if k not in taken), None)
+        if previous is not None and previous in user_set:
+            after.setdefault(previous, []).append(n)
+        elif following is not None and following in user_set:
+            before.setdefault(following, []).append(n)
+        elif (prompt := next((k for k in reversed(users) if k < n), None)) is not None:
+            after.setdefault(prompt, []).append(n)
+        else:
+            taken.discard(n)
+    out: list[ProjectedMessage] = []
+    for n, message in enumerate(messages):
+        if n in taken:
+            continue
+        if n not in before and n not in after:
+            out.append(message)
+            continue
+        joined = [*before.get(n, []), n, *after.get(n, [])]
+        content = [part for k in joined for part in _as_parts(messages[k].content)]
+        ids = tuple(source for k in joined for source in messages[k].source_message_ids)
+        unusual = any(messages[k].unusual_text for k in joined)
+        out.append(replace(message, content=content, source_message_ids=ids, unusual_text=unusual))
+    return out
+
+
+def _as_parts(content: Any) -> list[Any]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
 
 def _sendable(message: ProjectedMessage, remove_nul: bool, repairs: list[Repair]) -> ProjectedMessage:

@@ -7,6 +7,7 @@ fault, rather than repaired: a tool's name is what the model calls, so renaming 
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
@@ -70,6 +71,29 @@ def parse_tools(raw: Sequence[Mapping[str, Any]] | None) -> tuple[ToolDefinition
         schema = item.get("inputSchema", EMPTY_OBJECT_SCHEMA)
         tools.append(ToolDefinition(tool.name, tool.description or None, {"type": "object", **schema}))
     return tuple(tools)
+
+
+def switch_tools(
+    tools: tuple[ToolDefinition, ...], switches: Mapping[str, bool]
+) -> tuple[tuple[ToolDefinition, ...], list[str]]:
+    """The tools opencode's tools map leaves on, and the names it turns off. A key is a tool name or a pattern
+    with ``*`` (``"mcp_*": false``); a tool's own name decides over patterns, and of the patterns that match
+    it the last one given decides. A tool the map does not name stays on."""
+    kept: list[ToolDefinition] = []
+    off: list[str] = []
+    for tool in tools:
+        if _switched_on(tool.name, switches):
+            kept.append(tool)
+        else:
+            off.append(tool.name)
+    return tuple(kept), off
+
+
+def _switched_on(name: str, switches: Mapping[str, bool]) -> bool:
+    if name in switches:
+        return switches[name]
+    matching = [on for pattern, on in switches.items() if "*" in pattern and fnmatchcase(name, pattern)]
+    return matching[-1] if matching else True
 
 
 def _detail(errors: list[ErrorDetails]) -> str:

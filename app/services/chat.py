@@ -8,13 +8,15 @@ from typing import Any
 
 from app.context.accounting import ContextReport
 from app.context.model_server import ModelServerWindows
+from app.engine.model_ref import model_ref
 from app.errors import InvalidInput
 from app.projections.projector import project
 from app.projections.types import Projection, ProjectionContext, View
 from app.providers.chat_request import ChatRequest, build_chat_request
 from app.providers.registry import adapter_for
+from app.providers.request_settings import RequestSettings, parse_format, parse_variant
 from app.services.context_report import count_context, request_tokens, window_size
-from app.services.snapshots import load_snapshot, session_model
+from app.services.snapshots import for_target, load_snapshot, session_model
 from app.settings import Settings
 from app.store.database import Database
 from app.store.records import RunRecord
@@ -33,18 +35,52 @@ class ChatAsk:
     tools: list[dict[str, Any]] | None = None
     mutations: Sequence[Mapping[str, Any]] = ()
     max_output_tokens: int | None = None
+    variant: str | None = None
+    format: Any = None
+    agent: str | None = None
+    prefill: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What the request asks once the run has filled in what it left out."""
+
+    system: str | None
+    tools: list[dict[str, Any]] | None
+    tool_switches: dict[str, bool] | None
+    settings: RequestSettings
+    agent: str | None
 
 
 @dataclass(frozen=True, slots=True)
 class ChatAnswer:
     request: ChatRequest
     context: ContextReport
+    agent: str | None
+    """The agent the model view was built for (no provider takes an agent in its body)."""
 
 
 def run_model(run: RunRecord | None, provider: str) -> str | None:
-    """A run names its model as ``provider/modelId`` or as the bare id."""
-    model = run.model if run else None
-    return model.removeprefix(f"{provider}/") if model else None
+    """The model a run names, as a request to ``provider`` takes it."""
+    return for_target(provider, run.model)[1] if run is not None else None
+
+
+def asked_of(ask: ChatAsk, run: RunRecord | None) -> Asked:
+    """The request's fields, each taken from the run where the request leaves it out: system text, tools (a
+    run's opencode tools map switches the request's definitions on and off), variant (also from the run's
+    model reference, as opencode writes it), format and agent."""
+    run_tools = run.tools if run is not None else None
+    tools = ask.tools if ask.tools is not None else (run_tools if isinstance(run_tools, list) else None)
+    found = model_ref(run.model) if run is not None else None
+    variant = ask.variant or (run.variant if run is not None else None) or (found.variant if found else None)
+    output = ask.format if ask.format is not None else (run.format if run is not None else None)
+    return Asked(
+        system=ask.system if ask.system is not None else (run.system if run is not None else None),
+        tools=tools,
+        tool_switches=run_tools if isinstance(run_tools, dict) else None,
+        settings=RequestSettings(parse_variant(variant), parse_format(output), ask.prefill),
+        agent=ask.agent or (run.agent if run is not None else None),
+    )
 
 
 async def build_chat(
@@ -62,11 +98,16 @@ async def build_chat(
     model = ask.model or run_model(run, ask.provider) or session_model(snapshot.session, ask.provider, None)[1]
     if not model:
         raise InvalidInput("model: required unless the run or the session names one", field="model")
-    system = ask.system if ask.system is not None else (run.system if run else None)
-    tools = ask.tools if ask.tools is not None else (run.tools if run else None)
-    ctx = dataclasses.replace(ask.ctx, provider=ask.provider or ask.ctx.provider, model=model)
+    asked = asked_of(ask, run)
+    ctx = dataclasses.replace(
+        ask.ctx,
+        provider=ask.provider,
+        model=model,
+        run_models=snapshot.run_models,
+        active_agent_name=ask.ctx.active_agent_name or asked.agent,
+    )
     view = project(View.MODEL, snapshot.messages, ctx)
-    built = chat_request(ask, view, model=model, system=system, tools=tools)
+    built = chat_request(ask, view, model=model, asked=asked)
     resolved = await window_size(snapshot, ctx, windows)
     report = count_context(
         snapshot,
@@ -74,21 +115,21 @@ async def build_chat(
         resolved,
         settings,
         max_output_tokens=ask.max_output_tokens,
-        extra_tokens=request_tokens(system, tools),
+        extra_tokens=request_tokens(asked.system, asked.tools),
         view=view,
     )
-    return ChatAnswer(built, report)
+    return ChatAnswer(built, report, ctx.active_agent_name)
 
 
-def chat_request(
-    ask: ChatAsk, view: Projection, *, model: str, system: str | None, tools: list[dict[str, Any]] | None
-) -> ChatRequest:
+def chat_request(ask: ChatAsk, view: Projection, *, model: str, asked: Asked) -> ChatRequest:
     return build_chat_request(
         view,
         provider=ask.provider,
         model=model,
-        system=system,
-        tools=tools,
+        system=asked.system,
+        tools=asked.tools,
         mutations=ask.mutations,
         max_output_tokens=ask.max_output_tokens,
+        settings=asked.settings,
+        tool_switches=asked.tool_switches,
     )

@@ -32,7 +32,9 @@ async def report_context(
     """``ctx`` names the model to count for, or leaves it to the session's."""
     snapshot = await load_snapshot(database, tenant_id, session_id, apply_compact_boundary=ctx.apply_compact_boundary)
     provider, model = session_model(snapshot.session, ctx.provider, ctx.model)
-    ctx = dataclasses.replace(ctx, provider=provider or ctx.provider, model=model or ctx.model)
+    ctx = dataclasses.replace(
+        ctx, provider=provider or ctx.provider, model=model or ctx.model, run_models=snapshot.run_models
+    )
     resolved = await window_size(snapshot, ctx, windows)
     return count_context(snapshot, ctx, resolved, settings, max_output_tokens=max_output_tokens)
 
@@ -61,7 +63,6 @@ def count_context(
         ctx=ctx,
         max_output_tokens=max_output_tokens,
         request_tokens=extra_tokens,
-        run_models=snapshot.run_models,
         view=view,
     )
 

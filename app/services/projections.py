@@ -4,7 +4,7 @@ The model and compact views read only the live history (``MessageRepository.live
 transcript, debug and export views page like the message list, so no answer loads a long session whole.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.engine.message import EngineMessage
 from app.engine.promotion import promote_all
@@ -15,9 +15,12 @@ from app.projections.types import PROJECTOR_VERSION, Projection, ProjectionConte
 from app.store.database import Database
 from app.store.messages import MessageRepository, to_persisted
 from app.store.records import SessionRecord
+from app.store.runs import RunRepository
 from app.store.sessions import SessionRepository
 
 WINDOWED_VIEWS = frozenset({View.MODEL, View.COMPACT})
+PRODUCER_VIEWS = frozenset({View.MODEL, View.COMPACT, View.DEBUG})
+"""Views whose rules ask which model wrote a message, and so need each run's model."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +87,11 @@ async def view_session(
         if etag_matches(if_none_match, etag):
             return NotModified(etag)
         messages, has_more = await _messages_for(MessageRepository(connection, tenant_id), asked)
+        ctx = asked.ctx
+        if asked.view in PRODUCER_VIEWS:
+            ctx = replace(ctx, run_models=await RunRepository(connection, tenant_id).models(asked.session_id))
     return SessionView(
-        etag, session, project(asked.view, messages, asked.ctx), [message.seq for message in messages], has_more
+        etag, session, project(asked.view, messages, ctx), [message.seq for message in messages], has_more
     )
 
 

@@ -1,6 +1,8 @@
 """Runs (opencode's Turn): one request's settings, amended with usage and result when it ends."""
 
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from app.errors import Conflict, NotFound
@@ -53,6 +55,37 @@ async def amend_run(
             await repository.amend(session_id, run_id, changes) if changes else await repository.get(session_id, run_id)
         )
     return _found(row, session_id, run_id)
+
+
+@dataclass(frozen=True, slots=True)
+class RunPage:
+    runs: list[RunRecord]
+    """In the order asked for."""
+    has_more: bool
+
+
+async def page_runs(
+    database: Database,
+    tenant_id: str,
+    session_id: str,
+    *,
+    limit: int,
+    after: tuple[datetime, str] | None,
+    before: tuple[datetime, str] | None,
+    newest_first: bool,
+) -> RunPage:
+    """A session's runs by creation, walked from a key like the message listing: ``after`` towards newer,
+    ``before`` towards older, from the oldest (or with ``newest_first`` the newest) without one."""
+    backwards = before is not None or (after is None and newest_first)
+    async with database.reading() as connection:
+        if await SessionRepository(connection, tenant_id).get(session_id) is None:
+            raise NotFound(f"session '{session_id}' does not exist")
+        rows, has_more = await RunRepository(connection, tenant_id).page(
+            session_id, limit=limit, after=after, before=before, backwards=backwards
+        )
+    if backwards != newest_first:
+        rows.reverse()
+    return RunPage(rows, has_more)
 
 
 def _found(row: RunRecord | None, session_id: str, run_id: str) -> RunRecord:

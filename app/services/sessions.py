@@ -1,6 +1,7 @@
 """Sessions: create, page through (newest first by default), read, delete."""
 
 import uuid
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -24,7 +25,7 @@ async def create_session(
     *,
     title: str | None,
     metadata: dict[str, Any],
-    model: str | None,
+    model: str | Mapping[str, Any] | None,
     context_window_tokens: int | None,
 ) -> SessionRecord:
     refuse_unaddressable(session_id, "id")

@@ -7,8 +7,10 @@ snapshot, and the connection goes back before anything asks another server.
 from dataclasses import dataclass
 
 from app.engine.message import EngineMessage
+from app.engine.model_ref import model_ref, provider_family
 from app.errors import NotFound
 from app.projections.live_history import FIRST_SEQ
+from app.providers.registry import REFERENCE_TARGETS
 from app.store.database import Database
 from app.store.messages import MessageRepository
 from app.store.records import RunRecord, SessionRecord
@@ -22,7 +24,8 @@ class SessionSnapshot:
     run: RunRecord | None
     messages: list[EngineMessage]
     """The live history (from the newest complete compaction on), or every message when the boundary is off."""
-    run_models: dict[str, str]
+    run_models: dict[str, object]
+    """Each run's model reference as stored (``provider/modelId``, a bare id or opencode's object)."""
 
 
 async def load_snapshot(
@@ -54,13 +57,23 @@ async def load_snapshot(
 
 
 def session_model(session: SessionRecord, provider: str | None, model: str | None) -> tuple[str | None, str | None]:
-    """The model to count for: the request's, else the session's ``provider/modelId`` reference."""
-    reference = session.model
-    if model or not reference:
+    """The model to count for: the request's, else the session's reference."""
+    if model or session.model is None:
         return provider, model
-    session_provider, _, session_model_id = reference.rpartition("/")
-    if not session_provider:
-        return provider, reference
-    if provider and provider != session_provider:
+    return for_target(provider, session.model)
+
+
+def for_target(provider: str | None, reference: object) -> tuple[str | None, str | None]:
+    """A stored model reference (any form ``model_ref`` reads) as the ``(provider, model)`` of a request to
+    ``provider``: the model id for a provider of its family (or any, when it names none), the whole
+    ``provider/modelId`` for a target that takes one (``ai-sdk``), no model for another provider's."""
+    found = model_ref(reference)
+    if found is None:
         return provider, None
-    return session_provider, session_model_id
+    if provider in REFERENCE_TARGETS:
+        return provider, found.reference()
+    if found.provider is None or provider is None:
+        return provider or found.provider, found.model
+    if provider_family(provider) != found.family:
+        return provider, None
+    return provider, found.model

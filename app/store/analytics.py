@@ -82,7 +82,8 @@ class UsageRow(NamedTuple):
     model_key: str | None
     metadata: dict[str, Any]
     """Only what pricing reads: usage, provider, model, synthetic."""
-    run_model: str | None
+    run_model: object
+    """The run's model reference as stored (``provider/modelId``, a bare id or opencode's object)."""
 
 
 class SessionSummary(NamedTuple):
@@ -109,10 +110,25 @@ _USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteToke
 _BILLED = "m.role = 'assistant' AND m.metadata ? 'usage' AND m.metadata->'synthetic' IS DISTINCT FROM 'true'::jsonb"
 _TOKEN_COLUMNS = ", ".join(f"{_token(key)} AS {key}" for key in _USAGE_KEYS)
 _SUMS = ", ".join(f"COALESCE(sum({key}), 0)::bigint" for key in _USAGE_KEYS)
+
+
+def _reference(value: str) -> str:
+    """A stored model reference (jsonb) as ``provider/modelId`` text: a string as it is, opencode's object
+    ``{providerID, modelID}`` joined with a slash, anything else NULL."""
+    return (
+        f"CASE jsonb_typeof({value}) WHEN 'string' THEN NULLIF({value} #>> '{{}}', '') "
+        f"WHEN 'object' THEN NULLIF(COALESCE(NULLIF({value}->>'providerID', '') || '/', '') "
+        f"|| COALESCE({value}->>'modelID', ''), '') END"
+    )
+
+
+_OWN_REFERENCE = _reference("m.metadata->'model'")
+_RUN_REFERENCE = _reference("r.model")
 _OWN_MODEL = (
     "CASE WHEN m.role = 'assistant' THEN COALESCE("
     "CASE WHEN jsonb_typeof(m.metadata->'model') = 'string' AND m.metadata->>'model' <> '' THEN "
-    "COALESCE(NULLIF(m.metadata->>'provider', '') || '/', '') || (m.metadata->>'model') END, r.model) END"
+    "COALESCE(NULLIF(m.metadata->>'provider', '') || '/', '') || (m.metadata->>'model') ELSE "
+    f"{_OWN_REFERENCE} END, {_RUN_REFERENCE}) END"
 )
 
 

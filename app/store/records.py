@@ -21,8 +21,8 @@ class SessionRecord(NamedTuple):
     id: str
     title: str | None
     metadata: dict[str, Any]
-    model: str | None
-    """The session's model as ``provider/modelId`` (or a bare id)."""
+    model: str | dict[str, Any] | None
+    """The session's model as written: ``provider/modelId`` (or a bare id), or opencode's object."""
     context_window_tokens: int | None
     last_seq: int
     revision: int
@@ -35,9 +35,11 @@ class RunRecord(NamedTuple):
     id: str
     session_id: str
     agent: str | None
-    model: str | None
+    model: str | dict[str, Any] | None
+    """As written: ``provider/modelId`` (or a bare id), or opencode's ``{providerID, modelID, variant?}``."""
     system: str | None
-    tools: list[dict[str, Any]] | None
+    tools: list[dict[str, Any]] | dict[str, bool] | None
+    """AI SDK tool definitions, or opencode's map of tools switched on and off."""
     variant: str | None
     format: Any
     usage: dict[str, Any] | None

@@ -1,15 +1,16 @@
 """``RunRepository``: a turn's request settings (agent, model, system, tools), amended when it ends."""
 
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.store.escaped_text import escape_fields, unescape_record, unescape_text
+from app.store.escaped_text import escape_fields, unescape_record, unescape_strings
 from app.store.metadata import merged_metadata
 from app.store.records import RunRecord, core_columns
-from app.store.tables import runs
+from app.store.tables import runs, sessions
 
 RUN_COLUMNS = core_columns(runs, RunRecord._fields)
 
@@ -23,7 +24,9 @@ class RunRepository:
         return runs.c.tenant_id == self._tenant, runs.c.session_id == session_id, runs.c.id == run_id
 
     async def create(self, session_id: str, run_id: str, settings: dict[str, Any]) -> RunRecord | None:
-        """Returns the new run, or None when the id is taken in this session."""
+        """Returns the new run, or None when the id is taken in this session. A new run counts as a change
+        of the session (its revision): messages may name it before it exists, and its model then decides
+        whose reasoning they hold, so a cached model view must not outlive it."""
         statement = (
             pg_insert(runs)
             .values(tenant_id=self._tenant, session_id=session_id, id=run_id, **escape_fields(settings))
@@ -31,7 +34,14 @@ class RunRepository:
             .returning(*RUN_COLUMNS)
         )
         row = (await self._db.execute(statement)).first()
-        return unescape_record(RunRecord._make(row)) if row else None
+        if row is None:
+            return None
+        await self._db.execute(
+            update(sessions)
+            .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
+            .values(revision=sessions.c.revision + 1)
+        )
+        return unescape_record(RunRecord._make(row))
 
     async def get(self, session_id: str, run_id: str) -> RunRecord | None:
         row = (await self._db.execute(select(*RUN_COLUMNS).where(*self._where(session_id, run_id)))).first()
@@ -52,9 +62,31 @@ class RunRepository:
         row = (await self._db.execute(statement)).first()
         return unescape_record(RunRecord._make(row)) if row else None
 
-    async def models(self, session_id: str) -> dict[str, str]:
-        """Model per run, for assistant messages that do not name the model that wrote them."""
+    async def page(
+        self,
+        session_id: str,
+        *,
+        limit: int,
+        after: tuple[datetime, str] | None,
+        before: tuple[datetime, str] | None,
+        backwards: bool,
+    ) -> tuple[list[RunRecord], bool]:
+        """The ``limit`` runs next to a key (``(created_at, id)``, exclusive) in walk order, newest first when
+        ``backwards``, and whether more lie beyond them."""
+        key = tuple_(runs.c.created_at, runs.c.id)
+        statement = select(*RUN_COLUMNS).where(runs.c.tenant_id == self._tenant, runs.c.session_id == session_id)
+        if after is not None:
+            statement = statement.where(key > tuple_(*after))
+        if before is not None:
+            statement = statement.where(key < tuple_(*before))
+        order = (runs.c.created_at.desc(), runs.c.id.desc()) if backwards else (runs.c.created_at, runs.c.id)
+        rows = (await self._db.execute(statement.order_by(*order).limit(limit + 1))).all()
+        return [unescape_record(RunRecord._make(row)) for row in rows[:limit]], len(rows) > limit
+
+    async def models(self, session_id: str) -> dict[str, object]:
+        """Model reference per run (as stored), for assistant messages that do not name the model that wrote
+        them."""
         statement = select(runs.c.id, runs.c.model).where(
             runs.c.tenant_id == self._tenant, runs.c.session_id == session_id, runs.c.model.is_not(None)
         )
-        return {row.id: unescape_text(row.model) for row in await self._db.execute(statement)}
+        return {row.id: unescape_strings(row.model) for row in await self._db.execute(statement)}

@@ -1,5 +1,6 @@
 """``SessionRepository``: sessions, scoped by tenant. Another tenant's session is simply not found."""
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -25,7 +26,7 @@ class SessionRepository:
         *,
         title: str | None,
         metadata: dict[str, Any],
-        model: str | None,
+        model: str | Mapping[str, Any] | None,
         context_window_tokens: int | None,
     ) -> SessionRecord | None:
         """Returns the new session, or None when the id is taken in this tenant."""

@@ -43,7 +43,8 @@ sessions = Table(
     Column("id", String(128), nullable=False),
     Column("title", Text),
     Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
-    Column("model", Text),
+    # A model reference as written: a "provider/modelId" string or opencode's {providerID, modelID, variant?}.
+    Column("model", JSONB(none_as_null=True)),
     Column("context_window_tokens", Integer),
     Column("last_seq", BigInteger, nullable=False, server_default=text("0")),
     # Counts every change to the session's messages (appends and amendments), so a projection ETag
@@ -62,7 +63,7 @@ runs = Table(
     Column("session_id", String(128), nullable=False),
     Column("id", String(128), nullable=False),
     Column("agent", Text),
-    Column("model", Text),
+    Column("model", JSONB(none_as_null=True)),
     Column("system", Text),
     Column("tools", JSONB),
     Column("variant", Text),
@@ -74,6 +75,7 @@ runs = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     PrimaryKeyConstraint("tenant_id", "session_id", "id"),
     ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
+    Index("ix_runs_tenant_id_session_id_created_at_id", "tenant_id", "session_id", "created_at", "id"),
 )
 
 messages = Table(

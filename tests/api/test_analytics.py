@@ -123,6 +123,18 @@ async def test_cost_is_per_model_with_the_catalog_and_null_where_a_model_is_unkn
     assert body["cost"]["pricedUsd"]["total"] == pytest.approx(sonnet["cost"]["usd"]["total"])
 
 
+async def test_an_answer_counts_under_its_runs_model_however_the_run_writes_it(client: httpx.AsyncClient) -> None:
+    await new_session(client, "runs")
+    opencode = {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}
+    await client.post("/sessions/runs/runs", json={"id": "r1", "model": opencode})
+    answer = {**assistant("Done.", id="a1", usage=usage(100, 10)), "runId": "r1"}
+    await append(client, "runs", user("Go", id="u1"), answer)
+    body = (await client.get("/sessions/runs/analytics")).json()
+    model = next(model for model in body["models"] if model["model"] is not None)
+    assert model["model"] == "anthropic/claude-sonnet-4-5"
+    assert model["cost"]["usd"]["total"] > 0
+
+
 async def test_an_unknown_session_is_404(client: httpx.AsyncClient) -> None:
     response = await client.get("/sessions/nope/analytics")
     assert response.status_code == 404

@@ -71,3 +71,25 @@ async def test_run_metadata_merges_like_message_metadata_and_is_never_null(clien
     refused = await client.patch("/sessions/s1/runs/r1", json={"metadata": None})
     assert refused.status_code == 422
     assert (await client.get("/sessions/s1/runs/r1")).json()["metadata"] == {"a": 1, "c": 3}
+
+
+async def test_a_sessions_runs_are_listed_with_cursors_like_its_messages(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await new_session(client, "s2")
+    for n in range(5):
+        await client.post("/sessions/s1/runs", json={"id": f"r{n}", "agent": "build"})
+    await client.post("/sessions/s2/runs", json={"id": "elsewhere"})
+    first = (await client.get("/sessions/s1/runs", params={"limit": 2})).json()
+    assert ([run["id"] for run in first["runs"]], first["hasMore"]) == (["r0", "r1"], True)
+    rest = (await client.get("/sessions/s1/runs", params={"after": first["nextCursor"]})).json()
+    assert ([run["id"] for run in rest["runs"]], rest["hasMore"]) == (["r2", "r3", "r4"], False)
+    newest = (await client.get("/sessions/s1/runs", params={"limit": 2, "order": "desc"})).json()
+    assert [run["id"] for run in newest["runs"]] == ["r4", "r3"]
+    older = (await client.get("/sessions/s1/runs", params={"before": newest["nextCursor"], "order": "desc"})).json()
+    assert [run["id"] for run in older["runs"]] == ["r2", "r1", "r0"]
+    assert newest["runs"][0] == (await client.get("/sessions/s1/runs/r4")).json()
+    foreign = await client.get("/sessions/s2/runs", params={"after": first["nextCursor"]})
+    assert (foreign.status_code, foreign.json()["field"]) == (400, "after")
+    assert (await client.get("/sessions/nope/runs")).status_code == 404
+    empty = (await client.get("/sessions/s1/runs", params={"after": rest["nextCursor"]})).json()
+    assert (empty["runs"], empty["nextCursor"], empty["hasMore"]) == ([], rest["nextCursor"], False)

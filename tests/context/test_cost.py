@@ -126,9 +126,11 @@ def test_a_response_names_its_model_or_takes_its_runs() -> None:
     metadata = {"usage": {"inputTokens": 10}}
     own = usage_record("m1", "r1", AT, {**metadata, "provider": "openai", "model": "gpt-test"}, {"r1": "x"})
     from_run = usage_record("m2", "r1", AT, metadata, {"r1": "openai/gpt-test"})
-    assert own is not None and from_run is not None
+    from_object = usage_record("m3", "r2", AT, metadata, {"r2": {"providerID": "openai", "modelID": "gpt-test"}})
+    assert own is not None and from_run is not None and from_object is not None
     assert (own.provider, own.model) == ("openai", "gpt-test")
-    assert (from_run.provider, from_run.model) == (None, "openai/gpt-test")
+    assert (from_run.provider, from_run.model) == ("openai", "gpt-test")
+    assert (from_object.provider, from_object.model) == ("openai", "gpt-test")
 
 
 def test_synthetic_replies_and_messages_without_usage_cost_nothing() -> None:

@@ -91,7 +91,7 @@ def test_every_kind_has_roles_that_may_carry_it() -> None:
     [
         ("user", "hi", {"runtimeKind": "task_notification"}, Kind.USER_INPUT, "not a known kind"),
         ("user", "hi", {"runtimeKind": 7}, Kind.USER_INPUT, "not a string"),
-        ("user", "hi", {"runtimeKind": "compact_boundary"}, Kind.USER_INPUT, "needs role system, not user"),
+        ("user", "hi", {"runtimeKind": "runtime_reminder"}, Kind.USER_INPUT, "needs role system, not user"),
         ("assistant", "x", {"runtimeKind": "tool_result"}, Kind.ASSISTANT_TEXT, "needs role tool"),
         ("system", "x", {"runtimeKind": "bash_execution"}, Kind.SYSTEM_NOTE, "needs role user"),
         ("tool", [RESULT], {"runtimeKind": "compact_summary"}, Kind.TOOL_RESULT, "system or user"),
@@ -116,7 +116,7 @@ def test_promote_keeps_the_facts_and_records_the_reason() -> None:
         role="user",
         content="hi",
         created_at=datetime(2026, 4, 8, tzinfo=UTC),
-        metadata={"runtimeKind": "compact_boundary", "tags": ["x"]},
+        metadata={"runtimeKind": "runtime_reminder", "tags": ["x"]},
         run_id="r1",
         token_estimate=3,
     )

@@ -89,3 +89,30 @@ def test_reasoning_tokens_are_counted_in_the_output_as_the_stored_usage_conventi
                 part["tokens"] = {"input": 10, "output": 20, "reasoning": 7, "cache": {"read": 100, "write": 5}}
     usage = parse(json.dumps(document).encode()).sessions[0].messages[1].metadata["usage"]
     assert (usage["outputTokens"], usage["reasoningTokens"]) == (27, 7)
+
+
+def test_a_tool_the_provider_ran_keeps_its_result_beside_the_call_in_the_assistant_message() -> None:
+    searched = {
+        "type": "tool",
+        "id": "prt_s1",
+        "callID": "srvtoolu_1",
+        "tool": "web_search",
+        "metadata": {"providerExecuted": True},
+        "state": {"status": "completed", "input": {"query": "news"}, "output": "nothing new"},
+    }
+    answer = {"type": "text", "id": "prt_s2", "text": "Nothing new."}
+    document = {
+        "info": {"id": "ses_s"},
+        "messages": [
+            {"info": {"id": "msg_u", "role": "user", "time": {"created": 1}}, "parts": [{"type": "text", "text": "?"}]},
+            {
+                "info": {"id": "msg_a", "role": "assistant", "time": {"created": 2, "completed": 3}},
+                "parts": [searched, answer],
+            },
+        ],
+    }
+    [_, assistant] = parse(json.dumps(document).encode()).sessions[0].messages
+    call, result, text = parts(assistant)
+    assert (call["providerExecuted"], result["providerExecuted"]) == (True, True)
+    assert (result["toolCallId"], result["output"]) == ("srvtoolu_1", {"type": "text", "value": "nothing new"})
+    assert text == {"type": "text", "text": "Nothing new."}

@@ -7,9 +7,13 @@ import pytest
 
 from app.importers.imported import ImportedSession, ImportRefused, ImportResult
 from app.importers.registry import parse_import
+from app.projections.projector import project
+from app.projections.types import ProjectionContext, View
+from app.providers.chat_request import build_chat_request
 from tests.importers import checks
 from tests.importers.checks import parts
 from tests.importers.samples import SAMPLES
+from tests.providers.payload_check import problems
 
 
 def parse(format: str, body: Any, **options: Any) -> ImportResult:
@@ -134,7 +138,7 @@ def test_ai_sdk_parts_pass_through_and_older_names_are_read_as_todays() -> None:
     assert parts(tool)[0]["output"] == {"type": "json", "value": {"ok": True}}
 
 
-def test_ai_sdk_keys_and_parts_the_append_schema_refuses_are_left_out_and_reported() -> None:
+def test_ai_sdk_keys_a_newer_sdk_added_are_kept_and_unknown_parts_left_out_and_reported() -> None:
     body = [
         {
             "id": "own-id",
@@ -144,11 +148,9 @@ def test_ai_sdk_keys_and_parts_the_append_schema_refuses_are_left_out_and_report
     ]
     result = parse("ai-sdk", body)
     [message] = result.sessions[0].messages
-    assert (message.id, message.content) == ("own-id", [{"type": "text", "text": "hi"}])
-    assert [r.detail for r in result.report.repairs] == [
-        "keys cache of a text part left out (the append schema refuses them)",
-        "part of type 'source' left out (no part holds it)",
-    ]
+    assert (message.id, message.content) == ("own-id", [{"type": "text", "text": "hi", "cache": True}])
+    assert checks.append_problems(result.sessions[0]) == []
+    assert [r.detail for r in result.report.repairs] == ["part of type 'source' left out (no part holds it)"]
 
 
 @pytest.mark.parametrize("format", ["openai-chat", "anthropic-messages", "ai-sdk"])
@@ -166,18 +168,33 @@ def test_a_body_without_messages_is_refused(format: str) -> None:
         parse(format, {"model": "x"})
 
 
-def test_the_append_schema_does_not_hold_a_provider_executed_result_yet() -> None:
+def test_an_anthropic_server_tool_is_stored_as_imported_and_replayed_to_anthropic_in_its_own_blocks() -> None:
     """The importer keeps the AI SDK shape (the call and its result in the assistant message); the append
-    schema accepts assistant tool results only once it takes provider-executed tools."""
-    body = [
-        {"role": "user", "content": "News?"},
-        {
-            "role": "assistant",
-            "content": [
-                {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
-                {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
-            ],
-        },
-    ]
-    [problem] = checks.append_problems(session("anthropic-messages", body))
-    assert problem.startswith("m2: ") and "tool-result" in problem
+    schema holds it, and the Anthropic payload gives the blocks back as Anthropic wrote them."""
+    hit = {
+        "type": "web_search_result",
+        "url": "https://x.dev",
+        "title": "X",
+        "encrypted_content": "enc",
+        "page_age": "1d",
+    }
+    server_use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}}
+    searched = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [hit]}
+    body = {
+        "model": "claude-sonnet-4-5",
+        "messages": [
+            {"role": "user", "content": "News?"},
+            {"role": "assistant", "content": [server_use, searched, {"type": "text", "text": "X is new."}]},
+            {"role": "user", "content": "Thanks"},
+        ],
+    }
+    imported = session("anthropic-messages", body)
+    assert checks.append_problems(imported) == []
+    messages = checks.engine_messages(imported)
+    view = project(View.MODEL, messages, ProjectionContext(provider="anthropic", model="claude-sonnet-4-5"))
+    payload = build_chat_request(view, provider="anthropic", model="claude-sonnet-4-5").payload
+    assert payload["messages"][1] == {
+        "role": "assistant",
+        "content": [server_use, searched, {"type": "text", "text": "X is new."}],
+    }
+    assert problems("anthropic", payload) == []

@@ -65,7 +65,7 @@ def test_transcript_messages_carry_position_and_stored_metadata() -> None:
 
 
 def test_transcript_notes_an_ignored_runtime_kind() -> None:
-    [message] = project_transcript(b.engine(b.user("hi", runtimeKind="compact_boundary")), CTX).messages
+    [message] = project_transcript(b.engine(b.user("hi", runtimeKind="runtime_reminder")), CTX).messages
     assert message.semantic_type is Kind.USER_INPUT
     assert "needs role system" in message.metadata.notes[0]
 

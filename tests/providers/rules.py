@@ -164,7 +164,7 @@ def openai_responses(payload: dict[str, Any]) -> list[str]:
         elif kind == "reasoning":
             following = items[n + 1] if n + 1 < len(items) else None
             produced = following is not None and (
-                following.get("type") == "function_call"
+                following.get("type") in ("function_call", "item_reference")
                 or (following.get("type") == "message" and following.get("role") == "assistant")
             )
             if not produced:
@@ -192,7 +192,7 @@ def openai_responses(payload: dict[str, Any]) -> list[str]:
 # Anthropic Messages ---------------------------------------------------------------------------------------
 
 
-def anthropic(payload: dict[str, Any]) -> list[str]:
+def anthropic(payload: dict[str, Any], *, prefill: bool = False) -> list[str]:
     errors: list[str] = []
     messages = payload.get("messages") or []
     if not messages:
@@ -201,10 +201,8 @@ def anthropic(payload: dict[str, Any]) -> list[str]:
         errors.append("max_tokens: Field required")
     if messages[0].get("role") != "user":
         errors.append('messages: first message must use the "user" role')
-    if messages[-1].get("role") != "user":
-        errors.append(
-            "This model does not support assistant message prefill. The conversation must end with a user message."
-        )
+    errors += _anthropic_ending(payload, messages, prefill)
+    errors += _anthropic_thinking(payload, messages)
     use_ids: set[str] = set()
     any_tool_blocks = False
     for n, message in enumerate(messages):
@@ -295,6 +293,72 @@ def anthropic(payload: dict[str, Any]) -> list[str]:
                 )
     if any_tool_blocks and not payload.get("tools"):
         errors.append("tools: requests with tool_use or tool_result blocks must define tools")
+    return errors + _anthropic_server_tools(messages)
+
+
+def _anthropic_ending(payload: dict[str, Any], messages: list[dict[str, Any]], prefill: bool) -> list[str]:
+    last = messages[-1]
+    if last.get("role") == "user":
+        return []
+    if not prefill:
+        return ["This model does not support assistant message prefill. The conversation must end with a user message."]
+    content = last.get("content")
+    blocks: list[dict[str, Any]] = content if isinstance(content, list) else []
+    errors = []
+    if blocks and blocks[-1].get("type") == "text" and blocks[-1]["text"] != blocks[-1]["text"].rstrip():
+        errors.append("messages: final assistant content cannot end with trailing whitespace")
+    if (payload.get("thinking") or {}).get("type", "disabled") == "disabled" and any(
+        block.get("type") in ("thinking", "redacted_thinking") for block in blocks
+    ):
+        errors.append(
+            f"messages.{len(messages) - 1}.content.0: When thinking is disabled, an `assistant` message in the final "
+            "position cannot contain `thinking`."
+        )
+    return errors
+
+
+def _anthropic_thinking(payload: dict[str, Any], messages: list[dict[str, Any]]) -> list[str]:
+    thinking = payload.get("thinking") or {}
+    if thinking.get("type") not in ("enabled", "adaptive"):
+        return []
+    errors = []
+    if thinking.get("type") == "enabled":
+        budget = thinking.get("budget_tokens", 0)
+        if budget < 1024:
+            errors.append("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+        if budget >= payload.get("max_tokens", 0):
+            errors.append("`max_tokens` must be greater than `thinking.budget_tokens`.")
+    last = messages[-1]
+    content = last.get("content") if isinstance(last.get("content"), list) else []
+    if len(messages) > 1 and content and content[0].get("type") == "tool_result":
+        turn = messages[-2].get("content") or [{}]
+        if turn[0].get("type") not in ("thinking", "redacted_thinking"):
+            errors.append(
+                f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+                f"`{turn[0].get('type')}`. When `thinking` is enabled, a final `assistant` message must start with a "
+                "thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks)."
+            )
+    return errors
+
+
+def _anthropic_server_tools(messages: list[dict[str, Any]]) -> list[str]:
+    """A server tool's call and its result sit in one assistant turn, the call first."""
+    errors = []
+    for n, message in enumerate(messages):
+        given = message.get("content")
+        content: list[dict[str, Any]] = given if isinstance(given, list) else []
+        open_uses: list[str] = []
+        for block in content:
+            kind = block.get("type", "")
+            if kind == "server_tool_use":
+                open_uses.append(str(block.get("id")))
+            elif kind.endswith("_tool_result") and kind != "tool_result":
+                if block.get("tool_use_id") not in open_uses:
+                    errors.append(f"messages.{n}: {kind} {block.get('tool_use_id')!r} without its server_tool_use")
+                else:
+                    open_uses.remove(block["tool_use_id"])
+        if open_uses:
+            errors.append(f"messages.{n}: server_tool_use ids without their results: {', '.join(open_uses)}")
     return errors
 
 
@@ -370,7 +434,7 @@ def gemini(payload: dict[str, Any], *, model: str = "") -> list[str]:
 # AI SDK ModelMessage[] ------------------------------------------------------------------------------------
 
 
-def ai_sdk(payload: dict[str, Any]) -> list[str]:
+def ai_sdk(payload: dict[str, Any], *, prefill: bool = False) -> list[str]:
     """What the SDK's pre-flight lets through but its providers reject downstream."""
     errors: list[str] = []
     messages = payload.get("messages") or []
@@ -380,6 +444,7 @@ def ai_sdk(payload: dict[str, Any]) -> list[str]:
     seen: set[str] = set()
     for n, message in enumerate(messages):
         role, content = message.get("role"), message.get("content")
+        executed: list[str] = []
         if role == "system":
             errors.append(f"messages[{n}]: system text belongs in the system option")
             continue
@@ -399,15 +464,21 @@ def ai_sdk(payload: dict[str, Any]) -> list[str]:
                 if call_id in seen:
                     errors.append(f"messages[{n}]: duplicate tool call id {call_id!r}")
                 seen.add(call_id)
-                pending.append(call_id)
-            if kind == "tool-result":
+                if part.get("providerExecuted"):
+                    executed.append(call_id)
+                else:
+                    pending.append(call_id)
+            if kind == "tool-result" and role == "assistant":
+                if part.get("toolCallId") not in executed:
+                    errors.append(f"messages[{n}]: assistant tool result {part.get('toolCallId')!r} answers no call")
+            elif kind == "tool-result":
                 if part.get("toolCallId") not in pending:
                     errors.append(f"messages[{n}]: tool result {part.get('toolCallId')!r} answers no pending call")
                 else:
                     pending.remove(part["toolCallId"])
     if pending:
         errors.append(f"Tool results are missing for tool calls {', '.join(pending)}.")
-    if messages[-1].get("role") == "assistant":
+    if messages[-1].get("role") == "assistant" and not prefill:
         errors.append("messages: the conversation must not end on an assistant message")
     return errors
 

@@ -14,14 +14,20 @@ import typing
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from anthropic.types import (
+    BashCodeExecutionToolResultBlockParam,
+    CodeExecutionToolResultBlockParam,
     DocumentBlockParam,
     ImageBlockParam,
     RedactedThinkingBlockParam,
+    ServerToolUseBlockParam,
     TextBlockParam,
+    TextEditorCodeExecutionToolResultBlockParam,
     ThinkingBlockParam,
     ToolParam,
     ToolResultBlockParam,
     ToolUseBlockParam,
+    WebFetchToolResultBlockParam,
+    WebSearchToolResultBlockParam,
 )
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from google.genai import types as gemini_types
@@ -39,7 +45,7 @@ from openai.types.responses import (
     ResponseReasoningItemParam,
 )
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
-from openai.types.responses.response_input_item_param import FunctionCallOutput
+from openai.types.responses.response_input_item_param import FunctionCallOutput, ItemReference
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from typing_extensions import is_typeddict
 
@@ -146,6 +152,7 @@ _RESPONSES_ITEMS = {
     "function_call": ResponseFunctionToolCallParam,
     "function_call_output": FunctionCallOutput,
     "reasoning": ResponseReasoningItemParam,
+    "item_reference": ItemReference,
 }
 
 
@@ -169,10 +176,19 @@ _ANTHROPIC_BLOCKS = {
     "tool_result": ToolResultBlockParam,
     "thinking": ThinkingBlockParam,
     "redacted_thinking": RedactedThinkingBlockParam,
+    "server_tool_use": ServerToolUseBlockParam,
+    "web_search_tool_result": WebSearchToolResultBlockParam,
+    "web_fetch_tool_result": WebFetchToolResultBlockParam,
+    "code_execution_tool_result": CodeExecutionToolResultBlockParam,
+    "bash_code_execution_tool_result": BashCodeExecutionToolResultBlockParam,
+    "text_editor_code_execution_tool_result": TextEditorCodeExecutionToolResultBlockParam,
+}
+_ANTHROPIC_SERVER_BLOCKS = {
+    name for name in _ANTHROPIC_BLOCKS if name.endswith("_tool_result") or name == "server_tool_use"
 }
 _ANTHROPIC_ROLE_BLOCKS = {
     "user": {"text", "image", "document", "tool_result"},
-    "assistant": {"text", "thinking", "redacted_thinking", "tool_use"},
+    "assistant": {"text", "thinking", "redacted_thinking", "tool_use"} | _ANTHROPIC_SERVER_BLOCKS,
 }
 
 

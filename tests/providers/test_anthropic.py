@@ -61,8 +61,22 @@ def _build(settled: Settled) -> tuple[dict[str, Any], list[Repair]]:
     return to_anthropic(settled, model="claude-sonnet-4-5", tools=(), max_output_tokens=None)
 
 
-@given(parts=st.lists(assistant_parts, max_size=5))
-def test_a_text_then_calls_turn_takes_the_blocks_the_general_path_gives(parts: list[dict[str, Any]]) -> None:
+SEARCHED = [
+    {**call_part("srvtoolu_1", "web_search", {"query": "x"}), "providerExecuted": True},
+    {
+        **result_part("srvtoolu_1", tool_name="web_search", output={"type": "json", "value": []}),
+        "providerExecuted": True,
+    },
+]
+"""A web search Anthropic ran, as settle hands it on: the call, then its result, in the turn."""
+
+
+@given(parts=st.lists(assistant_parts, max_size=5), searched_at=st.none() | st.integers(0, 5))
+def test_a_text_then_calls_turn_takes_the_blocks_the_general_path_gives(
+    parts: list[dict[str, Any]], searched_at: int | None
+) -> None:
+    if searched_at is not None:
+        parts = [*parts[:searched_at], *SEARCHED, *parts[searched_at:]]
     before = copy.deepcopy(parts)
     fast_ids: list[str] = []
     fast_media: list[Media] = []

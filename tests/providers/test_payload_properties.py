@@ -21,10 +21,12 @@ from app.engine.promotion import promote
 from app.projections.projector import project
 from app.projections.types import ProjectionContext, View
 from app.providers.chat_request import build_chat_request
+from app.providers.errors import PrefillRefused
 from app.providers.registry import SUPPORTED_PROVIDERS
+from app.providers.request_settings import EFFORTS, OutputFormat, RequestSettings, parse_variant
 from tests.providers.payload_check import problems
 from tests.providers.projected import from_engine
-from tests.strategies import histories
+from tests.strategies import RUN_MODELS, histories
 
 MODELS = {
     "openai": "gpt-5",
@@ -119,6 +121,28 @@ rough_histories = st.tuples(histories(), st.integers(0, 2), st.lists(st.integers
         for n, message in enumerate(drawn[0])
     ]
 )
+FORMAT = OutputFormat({"type": "object", "properties": {"answer": {"type": ["string", "null"]}}, "$id": "x"})
+request_settings = st.builds(
+    RequestSettings,
+    effort=st.sampled_from([None, *EFFORTS, "2048"]).map(parse_variant),
+    output=st.sampled_from([None, FORMAT]),
+    prefill=st.sampled_from([False, False, True]),
+)
+"""What a request or its run may ask besides the messages: an effort, a structured answer, a prefill."""
+
+
+def _built(provider: str, projected: Any, settings: RequestSettings, **request: Any) -> dict[str, Any] | None:
+    """The payload, or ``None`` where the target refuses the prefill asked of it (a 422, tested on its own)."""
+    try:
+        payload = build_chat_request(projected, provider=provider, model=MODELS[provider], settings=settings, **request)
+    except PrefillRefused:
+        assert settings.prefill
+        return None
+    found = problems(provider, payload.payload, model=MODELS[provider], prefill=settings.prefill)
+    assert found == [], (provider, found, payload.payload)
+    return payload.payload
+
+
 SURROGATE_MUTATIONS = [
     {"op": "append", "parts": [{"type": "text", "text": "also \ud800 this \ud83d\ude00"}]},
     {"op": "prepend", "role": "system", "parts": [{"type": "text", "text": "rule\udc00"}]},
@@ -135,12 +159,14 @@ def _projected(messages: list[PersistedMessage]) -> list[Any]:
     with_tools=st.booleans(),
     system=st.sampled_from([None, "", "Be brief.", "Be \udfff brief \ud83d\ude00\ud83d"]),
     mutations=st.sampled_from([None, SURROGATE_MUTATIONS]),
+    settings=request_settings,
 )
 def _every_provider_accepts(
     history: list[PersistedMessage],
     with_tools: bool,
     system: str | None,
     mutations: list[dict[str, Any]] | None,
+    settings: RequestSettings,
     collected: list[dict[str, Any]],
 ) -> None:
     projected = _projected(history)
@@ -148,19 +174,14 @@ def _every_provider_accepts(
         return  # an empty session with no prompt is refused (EmptyConversation), tested on its own
     before = copy.deepcopy(projected)
     for provider in SUPPORTED_PROVIDERS:
-        request = build_chat_request(
-            projected,
-            provider=provider,
-            model=MODELS[provider],
-            system=system,
-            tools=TOOLS if with_tools else None,
-            mutations=mutations,
-        )
-        found = problems(provider, request.payload, model=MODELS[provider])
-        assert found == [], (provider, found, request.payload)
-        orjson.dumps(request.payload)  # refuses a lone surrogate: none reaches a payload
+        tools = TOOLS if with_tools else None
+        payload = _built(provider, projected, settings, system=system, tools=tools, mutations=mutations)
+        if payload is None:
+            continue
+        orjson.dumps(payload)  # refuses a lone surrogate: none reaches a payload
+        assert "newSdkField" not in orjson.dumps(payload).decode(), "a key no provider knows reached a payload"
         if provider == "ai-sdk":
-            collected.append(request.payload)
+            collected.append(payload)
     assert projected == before, "building payloads must never change the projected messages"
 
 
@@ -174,9 +195,18 @@ def test_random_histories_give_payloads_every_provider_accepts(ai_sdk_preflight:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(history=rough_histories, include_reasoning=st.booleans(), fallback=st.sampled_from(["drop", "text"]))
+@given(
+    history=rough_histories,
+    include_reasoning=st.booleans(),
+    fallback=st.sampled_from(["drop", "text"]),
+    settings=request_settings,
+)
 def _model_view_payloads_pass(
-    history: list[PersistedMessage], include_reasoning: bool, fallback: str, collected: list[dict[str, Any]]
+    history: list[PersistedMessage],
+    include_reasoning: bool,
+    fallback: str,
+    settings: RequestSettings,
+    collected: list[dict[str, Any]],
 ) -> None:
     engine = [promote(message) for message in history]
     for provider in SUPPORTED_PROVIDERS:
@@ -185,15 +215,14 @@ def _model_view_payloads_pass(
             model=MODELS[provider],
             include_reasoning=include_reasoning,
             reasoning_fallback=fallback,  # type: ignore[arg-type]
+            run_models=RUN_MODELS,
         )
         projection = project(View.MODEL, engine, ctx)
         if not projection.messages:
             continue
-        request = build_chat_request(projection, provider=provider, model=MODELS[provider], tools=TOOLS)
-        found = problems(provider, request.payload, model=MODELS[provider])
-        assert found == [], (provider, found, request.payload)
-        if provider == "ai-sdk":
-            collected.append(request.payload)
+        payload = _built(provider, projection, settings, tools=TOOLS)
+        if payload is not None and provider == "ai-sdk":
+            collected.append(payload)
 
 
 def test_model_view_of_random_histories_gives_payloads_every_provider_accepts(ai_sdk_preflight: Any) -> None:

@@ -1,7 +1,11 @@
 from dataclasses import replace
+from typing import Any
 
+from app.engine.kinds import Kind
+from app.engine.persisted import PersistedMessage
+from app.projections.types import ProjectedMessage
 from app.providers.serializer import to_chat_messages
-from tests.builders import assistant, image_part, system, text_part, tool_call, user
+from tests.builders import assistant, image_part, runtime, system, text_part, tool_call, tool_result, user
 from tests.providers.projected import raw
 
 
@@ -105,3 +109,46 @@ def test_tool_call_stays_as_it_was_stored() -> None:
         }
     ]
     assert repairs == []
+
+
+def reminder_text(text: str) -> PersistedMessage:
+    return runtime(Kind.RUNTIME_REMINDER, f"<system-reminder>{text}</system-reminder>")
+
+
+def as_sent(*messages: PersistedMessage) -> list[ProjectedMessage]:
+    """The messages as the model view hands them on: a reminder as user text in its frame."""
+    return [replace(m, role="user") if m.semantic_type is Kind.RUNTIME_REMINDER else m for m in raw(*messages)]
+
+
+def texts_of(message: Any) -> list[str]:
+    return [part["text"] for part in message["content"]]
+
+
+def test_a_reminder_joins_the_user_turn_before_it_else_after_it_else_the_loops_prompt() -> None:
+    messages, repairs = to_chat_messages(
+        as_sent(
+            reminder_text("first"),
+            user("fix it"),
+            reminder_text("then"),
+            tool_call("c1", "Read"),
+            tool_result("c1", "ok"),
+            reminder_text("in the loop"),
+            assistant("done"),
+        )
+    )
+    assert [message["role"] for message in messages] == ["user", "assistant", "tool", "assistant"]
+    assert texts_of(messages[0]) == [
+        "<system-reminder>first</system-reminder>",
+        "fix it",
+        "<system-reminder>then</system-reminder>",
+        "<system-reminder>in the loop</system-reminder>",
+    ]
+    assert repairs == []
+
+
+def test_a_reminder_with_no_user_turn_to_join_stays_a_message_of_its_own() -> None:
+    messages, _ = to_chat_messages(as_sent(assistant("hello"), reminder_text("alone")))
+    assert messages[1] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "<system-reminder>alone</system-reminder>"}],
+    }

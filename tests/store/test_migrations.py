@@ -150,3 +150,21 @@ async def test_downgrade_restores_jsonb_and_is_refused_once_a_message_holds_what
         await asyncio.to_thread(migrations.downgrade, empty_database, "0004")
     _, messages = await read_back(empty_database)
     assert messages[-1]["content"] == "cat a.bin: \x00"
+
+
+async def test_model_references_stored_as_text_come_through_as_the_same_strings(empty_database: str) -> None:
+    await asyncio.to_thread(migrations.upgrade, empty_database, "0004")
+    connection = await asyncpg.connect(plain_dsn(empty_database))
+    try:
+        await connection.execute(
+            "INSERT INTO sessions (tenant_id, id, model) VALUES ('t', 's1', 'anthropic/claude-sonnet-4-5')"
+        )
+        await connection.execute(
+            "INSERT INTO runs (tenant_id, session_id, id, model) VALUES ('t', 's1', 'r1', 'gpt-5')"
+        )
+        await asyncio.to_thread(migrations.upgrade, empty_database)
+        session_model = await connection.fetchval("SELECT model #>> '{}' FROM sessions")
+        run_model = await connection.fetchval("SELECT jsonb_typeof(model) || ':' || (model #>> '{}') FROM runs")
+    finally:
+        await connection.close()
+    assert (session_model, run_model) == ("anthropic/claude-sonnet-4-5", "string:gpt-5")

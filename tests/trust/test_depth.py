@@ -51,9 +51,14 @@ async def test_a_message_250_levels_deep_is_refused_and_nothing_is_stored(trust_
         assert (await c.get("/sessions/s1/messages")).status_code == 200
 
 
+def deep_format(levels: int) -> dict[str, Any]:
+    """A structured-output format whose schema nests so that the whole format is ``levels`` deep."""
+    return {"type": "json_schema", "schema": {"x-deep": nested(levels - 2)}}
+
+
 @pytest.mark.parametrize("field", ["tools", "format", "metadata"])
 async def test_a_run_too_deep_is_refused_naming_the_field(trust_app: AppFactory, field: str) -> None:
-    value = {"tools": [{"x": nested(64)}], "format": nested(65), "metadata": {"x": nested(64)}}[field]
+    value = {"tools": [{"x": nested(64)}], "format": deep_format(65), "metadata": {"x": nested(64)}}[field]
     async with trust_app() as application, http_client(application) as c:
         await c.post("/sessions", json={"id": "s1"})
         await refused(await c.post("/sessions/s1/runs", json={"id": "r1", field: value}), field)
@@ -100,7 +105,7 @@ async def test_the_deepest_accepted_values_render_in_every_response(trust_app: A
                     "id": "r1",
                     "model": "claude-sonnet-4-5",
                     "tools": deep_tools(depth),
-                    "format": nested(depth),
+                    "format": deep_format(depth),
                     "metadata": {"x": nested(depth - 1)},
                 },
             ),

@@ -2,12 +2,12 @@
 
 from fastapi import APIRouter, Request, Response
 
-from app.api.bodies import diagnostics_body
+from app.api.bodies import chat_ask, diagnostics_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.idempotency import WRITES_NOTHING
 from app.api.responses import OrjsonResponse
 from app.api.schemas import ChatRequestBody, ChatResponseBody
-from app.services.chat import ChatAsk, build_chat
+from app.services.chat import build_chat
 
 router = APIRouter(tags=["chat"])
 
@@ -16,23 +16,14 @@ router = APIRouter(tags=["chat"])
 async def chat(
     body: ChatRequestBody, request: Request, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
 ) -> Response:
-    ask = ChatAsk(
-        session_id=body.session_id,
-        provider=body.provider,
-        ctx=body.projection.to_context(),
-        run_id=body.run_id,
-        model=body.model,
-        system=body.system,
-        tools=body.tools,
-        mutations=body.mutations,
-        max_output_tokens=body.max_output_tokens,
-    )
+    ask = chat_ask(body)
     answer = await build_chat(database, request.app.state.model_windows, settings, principal.tenant_id, ask)
     built = answer.request
     return OrjsonResponse(
         {
             "provider": built.provider,
             "model": built.model,
+            "agent": answer.agent,
             "payload": built.payload,
             "diagnostics": diagnostics_body(built.diagnostics),
             "context": answer.context.as_dict(),

@@ -1,11 +1,14 @@
 """Runs (opencode's Turn): one request's settings, amended with usage and result when it ends."""
 
-from fastapi import APIRouter, Response
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Response
 
 from app.api.bodies import run_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
+from app.api.paging import page_limit, read_run_walk
 from app.api.responses import OrjsonResponse
-from app.api.schemas import CreateRunRequest, PatchRunRequest, PathId, RunOut
+from app.api.schemas import CreateRunRequest, PatchRunRequest, PathId, RunOut, RunPage
 from app.services import runs
 
 router = APIRouter(prefix="/sessions/{session_id}/runs", tags=["runs"])
@@ -21,6 +24,33 @@ async def create_run(
         database, settings, principal.tenant_id, session_id, run_id, body.model_dump(exclude={"id"})
     )
     return OrjsonResponse(run_body(row), status_code=201)
+
+
+@router.get("", response_model=RunPage)
+async def list_runs(
+    session_id: PathId,
+    database: DatabaseDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    limit: Annotated[int | None, Query(ge=1)] = None,
+    after: Annotated[str | None, Query(description="Cursor: runs created after it.")] = None,
+    before: Annotated[str | None, Query(description="Cursor: runs created before it.")] = None,
+    order: Literal["asc", "desc"] = "asc",
+) -> Response:
+    walk = read_run_walk(session_id, after, before, order)
+    page = await runs.page_runs(
+        database,
+        principal.tenant_id,
+        session_id,
+        limit=page_limit(limit, settings),
+        after=walk.after,
+        before=walk.before,
+        newest_first=walk.newest_first,
+    )
+    next_cursor = walk.next_cursor([(run.created_at, run.id) for run in page.runs])
+    return OrjsonResponse(
+        {"runs": [run_body(run) for run in page.runs], "nextCursor": next_cursor, "hasMore": page.has_more}
+    )
 
 
 @router.get("/{run_id}", response_model=RunOut)

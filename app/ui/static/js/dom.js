@@ -43,3 +43,10 @@ export function showError(error) {
   slot.textContent = error ? error.message : "";
   slot.hidden = !error;
 }
+
+// A model reference as text: a "provider/modelId" string as it is, opencode's {providerID, modelID} object
+// joined the same way.
+export function modelName(reference) {
+  if (reference && typeof reference === "object") return `${reference.providerID}/${reference.modelID}`;
+  return reference || "";
+}

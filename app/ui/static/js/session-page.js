@@ -4,7 +4,7 @@
 import { renderAnalytics } from "./analytics.js";
 import { api, ApiError, keyButton } from "./api.js";
 import { renderContextBar } from "./context-bar.js";
-import { apiSessionPath, count, el, fill, showError } from "./dom.js";
+import { apiSessionPath, count, el, fill, modelName, showError } from "./dom.js";
 import { optionalEndpoints } from "./features.js";
 import { follow, messagesAfter, POLL_INTERVAL_MS } from "./live.js";
 import { readProjection, renderModelView } from "./model-view.js";
@@ -95,10 +95,10 @@ function showSession(session) {
   fill(
     document.getElementById("session-facts"),
     el("code", { text: session.id }),
-    session.model ? ` · ${session.model}` : "",
+    session.model ? ` · ${modelName(session.model)}` : "",
     session.contextWindowTokens ? ` · window ${count(session.contextWindowTokens)}` : "",
   );
-  const [provider, model] = splitModel(session.model);
+  const [provider, model] = splitModel(modelName(session.model));
   if (provider && targetForm.provider.querySelector(`option[value="${CSS.escape(provider)}"]`)) {
     targetForm.provider.value = provider;
   }

@@ -2,7 +2,7 @@
 // where the service has it.
 
 import { api, keyButton } from "./api.js";
-import { count, el, sessionPath, showError, when } from "./dom.js";
+import { count, el, modelName, sessionPath, showError, when } from "./dom.js";
 import { optionalEndpoints } from "./features.js";
 import { renderHit, search } from "./search.js";
 
@@ -29,7 +29,7 @@ function sessionItem(session) {
       { class: "facts" },
       el("code", { text: session.id }),
       ` · ${count(session.messageCount)} messages`,
-      session.model ? ` · ${session.model}` : "",
+      session.model ? ` · ${modelName(session.model)}` : "",
       " · updated ",
       when(session.updatedAt),
     ),
