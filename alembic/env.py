@@ -1,6 +1,9 @@
 """Async migration environment. The URL comes from the caller (``app.store.migrations``) or the settings.
 
-Migrations run under a PostgreSQL advisory lock so that replicas starting together migrate once.
+Migrations run under a PostgreSQL advisory lock so that processes starting together migrate once. The lock is
+transaction-scoped and taken inside the migrations' one transaction: it ends with it, and it holds through a
+transaction-pooling PgBouncer, where a session-scoped lock could be left behind on a server connection that
+another client gets next. For the same reason no prepared statement is kept.
 """
 
 import asyncio
@@ -11,6 +14,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.settings import get_settings
+from app.store.database import WITHOUT_KEPT_STATEMENTS
 from app.store.tables import metadata
 
 MIGRATION_LOCK_KEY = 0x70726F6A  # "proj"
@@ -24,18 +28,14 @@ def _database_url() -> str:
 
 
 def _run(connection: Connection) -> None:
-    connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
-    try:
-        context.configure(connection=connection, target_metadata=metadata, compare_type=True)
-        with context.begin_transaction():
-            context.run_migrations()
-    finally:
-        connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK_KEY})
-        connection.commit()
+    context.configure(connection=connection, target_metadata=metadata, compare_type=True)
+    with context.begin_transaction():
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+        context.run_migrations()
 
 
 async def _run_online() -> None:
-    engine = create_async_engine(_database_url())
+    engine = create_async_engine(_database_url(), connect_args=WITHOUT_KEPT_STATEMENTS)
     async with engine.connect() as connection:
         await connection.run_sync(_run)
     await engine.dispose()

@@ -16,6 +16,7 @@ from fastapi_offline import FastAPIOffline
 from starlette.middleware.cors import CORSMiddleware
 
 from app.api.auth import OPEN_PATHS, Authentication, Authenticator, declare_bearer_auth, load_api_keys
+from app.api.consistency import Consistency
 from app.api.idempotency import Idempotency, declare_idempotency_key
 from app.api.middleware import BodyLimit, HeaderLimit, RequestLogging
 from app.api.problems import install_problem_handlers
@@ -42,7 +43,7 @@ from app.services.events import EventHub
 from app.settings import Settings, get_settings
 from app.signals import on_exit_signal
 from app.store import migrations
-from app.store.database import Database, create_engine
+from app.store.database import Database
 from app.store.embedded import EmbeddedPostgres
 from app.store.events import NoticeListener, listen_dsn
 
@@ -132,10 +133,15 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             log.info("started an embedded PostgreSQL", extra={"dataDir": str(settings.data_dir)})
         if settings.migrate_on_start and database_url is None:
             await asyncio.to_thread(migrations.upgrade, url)
-        app.state.database = Database(create_engine(url, settings))
+        app.state.database = Database.open(url, settings)
         hub = app.state.events = EventHub(
             max_streams=settings.events_max_streams, queue_size=settings.events_queue_size
         )
+        if settings.transaction_pooling and not settings.listen_database_url:
+            log.warning(
+                "transaction pooling is on but PROJECTOR_LISTEN_DATABASE_URL is unset: the event stream's LISTEN"
+                " goes through the pooler, where notices reach whichever client holds the server connection"
+            )
         listener = app.state.event_listener = NoticeListener(
             listen_dsn(settings.listen_database_url or url),
             hub.deliver,
@@ -219,6 +225,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         max_keys_per_tenant=settings.idempotency_max_keys_per_tenant,
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(Consistency)
     # The API document, the docs page with its assets, and the viewer's pages and assets hold no data.
     open_paths = OPEN_PATHS | ui.OPEN_PATHS | {DOCS_URL, app.openapi_url, app.swagger_ui_oauth2_redirect_url}
     app.add_middleware(
@@ -240,8 +247,16 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
                 "idempotency-key",
                 "if-none-match",
                 "x-request-id",
+                "projector-consistency",
             ],
-            expose_headers=["etag", "location", "retry-after", "x-request-id", "idempotent-replayed"],
+            expose_headers=[
+                "etag",
+                "location",
+                "retry-after",
+                "x-request-id",
+                "idempotent-replayed",
+                "projector-consistency",
+            ],
             # Bearer keys, not cookies: browsers need no credentials mode.
             allow_credentials=False,
         )

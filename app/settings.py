@@ -36,6 +36,24 @@ class Settings(BaseSettings):
     statement_timeout_ms: int = Field(default=15_000, ge=0, description="Per-statement limit; 0 disables it.")
     lock_timeout_ms: int = Field(default=5_000, ge=0, description="Wait for a session's append lock.")
 
+    # --- Scale-out: a transaction pooler in front, read replicas beside ---
+    transaction_pooling: bool = Field(
+        default=False,
+        description="The database URLs lead to a transaction-pooling PgBouncer: no prepared statement outlives "
+        "its transaction, and the timeouts ride on each BEGIN instead of the connection's start-up parameters.",
+    )
+    database_read_url: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        validation_alias=AliasChoices("PROJECTOR_DATABASE_READ_URL", "DATABASE_READ_URL"),
+        description="Streaming replicas for reads, comma-separated; empty reads from the primary.",
+    )
+    replica_wait_ms: int = Field(
+        default=500,
+        ge=0,
+        description="How long a read carrying a consistency token waits for a replica to replay past it "
+        "before the primary serves it.",
+    )
+
     migrate_on_start: bool = Field(default=True, description="Apply migrations before serving.")
     host: str = Field(default="127.0.0.1", description="Address `projector serve` binds.")
     port: int = Field(default=8000, description="Port `projector serve` binds.")
@@ -138,12 +156,15 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _asyncpg_driver(cls, value: str | None) -> str | None:
-        """Deployments hand out plain ``postgres://`` / ``postgresql://`` URLs; the service speaks asyncpg."""
-        if value is None:
-            return None
-        scheme, separator, rest = value.partition("://")
-        if separator and scheme in ("postgres", "postgresql"):
-            return f"postgresql+asyncpg://{rest}"
+        return None if value is None else asyncpg_url(value)
+
+    @field_validator("database_read_url", mode="before")
+    @classmethod
+    def _split_read_urls(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [url.strip() for url in value.split(",") if url.strip()]
+        if isinstance(value, list):
+            return [asyncpg_url(url) if isinstance(url, str) else url for url in value]
         return value
 
     @field_validator("cors_origins", mode="before")
@@ -155,6 +176,14 @@ class Settings(BaseSettings):
                 return json.loads(text)
             return [origin.strip() for origin in text.split(",") if origin.strip()]
         return value
+
+
+def asyncpg_url(url: str) -> str:
+    """Deployments hand out plain ``postgres://`` / ``postgresql://`` URLs; the service speaks asyncpg."""
+    scheme, separator, rest = url.partition("://")
+    if separator and scheme in ("postgres", "postgresql"):
+        return f"postgresql+asyncpg://{rest}"
+    return url
 
 
 @lru_cache

@@ -118,7 +118,7 @@ def free_port() -> int:
 
 @dataclass
 class Server:
-    """One uvicorn worker serving ``app.main:app`` on a loopback port, in its own process."""
+    """Uvicorn serving ``app.main:app`` on a loopback port, in processes of its own (one worker unless asked)."""
 
     process: subprocess.Popen[bytes]
     base_url: str
@@ -129,7 +129,7 @@ class Server:
 
 
 @contextlib.asynccontextmanager
-async def serve(url: str, **settings: str) -> AsyncIterator[Server]:
+async def serve(url: str, *, workers: int = 1, **settings: str) -> AsyncIterator[Server]:
     port = free_port()
     environment = {
         **os.environ,
@@ -148,7 +148,7 @@ async def serve(url: str, **settings: str) -> AsyncIterator[Server]:
         "--port",
         str(port),
         "--workers",
-        "1",
+        str(workers),
         "--no-access-log",
         # Longer than any pause in a benchmark, so a pooled client connection is never closed under it.
         "--timeout-keep-alive",

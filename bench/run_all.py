@@ -1,7 +1,10 @@
-"""Runs the five benchmarks against one PostgreSQL and prints every figure, then the verdicts.
+"""Runs the five benchmarks against one PostgreSQL and prints every figure, then the verdicts; then the agent
+loop, which reports figures without a target.
 
 ``.venv/bin/python -m bench.run_all`` starts one embedded PostgreSQL in a temporary folder (deleted at the
-end) unless ``--database-url`` names a server; each benchmark creates and drops its own database on it.
+end) unless ``--database-url`` names a server; each benchmark creates and drops its own database on it. The
+agent loop makes a streaming pair of its own from the embedded PostgreSQL's binaries, to run once with reads on
+the primary and once on the replica; given ``--database-url`` it runs there, on the primary alone.
 """
 
 import asyncio
@@ -11,11 +14,11 @@ import time
 from pathlib import Path
 
 from app.store.embedded import EmbeddedPostgres
-from bench import appends, memory, overhead, throughput, window_cost
+from bench import agent_loop, appends, memory, overhead, throughput, window_cost
 from bench.harness import arguments
 
 
-async def run(server_url: str) -> list[str]:
+async def run(server_url: str, given_url: str | None) -> list[str]:
     verdicts: list[str] = []
     steps = (
         ("1. model view: window, not history", lambda: window_cost.main(server_url, 100_000, 30)),
@@ -23,6 +26,10 @@ async def run(server_url: str) -> list[str]:
         ("3. throughput, 16 clients, ETag revalidation", lambda: throughput.main(server_url, 16, 160, 2_000)),
         ("4. appends and isolation between sessions", lambda: appends.main(server_url, 5, 100)),
         ("5. memory while paging long sessions", lambda: memory.main(server_url, [10_000, 20_000, 40_000])),
+        (
+            "the agent loop: 50 sessions, /chat on windows of about 150k tokens, two workers",
+            lambda: agent_loop.main(given_url, None, 50, 6, 150_000, 2),
+        ),
     )
     for title, step in steps:
         print(f"\n== {title}", flush=True)
@@ -41,7 +48,7 @@ def main() -> None:
         embedded = EmbeddedPostgres(folder, delete_on_stop=True)
         server_url = embedded.url("postgres")
     try:
-        verdicts = asyncio.run(run(server_url))
+        verdicts = asyncio.run(run(server_url, options.database_url))
     finally:
         if embedded is not None:
             embedded.stop()

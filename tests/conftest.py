@@ -7,6 +7,7 @@ tests need real commits from many connections at once.
 """
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -18,7 +19,7 @@ from sqlalchemy import text
 from app.main import create_app
 from app.settings import Settings
 from app.store import migrations
-from tests.database import create_database, drop_database, server_url
+from tests.database import as_served, create_database, drop_database, server_url
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -34,11 +35,28 @@ def database_server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-async def database_url(database_server: str) -> AsyncIterator[str]:
+async def direct_database_url(database_server: str) -> AsyncIterator[str]:
+    """This run's database, reached without any pooler in between."""
     url = await create_database(database_server)
-    await asyncio.to_thread(migrations.upgrade, url)
     yield url
     await drop_database(database_server, url)
+
+
+@pytest.fixture(scope="session")
+async def database_url(direct_database_url: str) -> AsyncIterator[str]:
+    """This run's database as the service reaches it, migrated that way too. Through a pooler, every app the
+    tests start (in this process or as ``projector serve``) keeps its ``LISTEN`` on the direct URL, as a
+    deployment behind PgBouncer must."""
+    url = as_served(direct_database_url)
+    await asyncio.to_thread(migrations.upgrade, url)
+    if url == direct_database_url:
+        yield url
+        return
+    os.environ["PROJECTOR_LISTEN_DATABASE_URL"] = direct_database_url
+    try:
+        yield url
+    finally:
+        del os.environ["PROJECTOR_LISTEN_DATABASE_URL"]
 
 
 def settings_for_tests(**overrides: object) -> Settings:

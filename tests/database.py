@@ -2,6 +2,10 @@
 
 Either way each test run gets a fresh database of its own, migrated with alembic, and drops it at the end,
 so a run never sees another's rows and the server's other databases are left alone.
+
+``TEST_DATABASE_URL`` is how the service reaches the server, which may be through a transaction-pooling
+PgBouncer; ``TEST_DIRECT_DATABASE_URL`` then names the same server without it, for what needs a server session
+of its own (creating and dropping databases). Without it the two are the same.
 """
 
 import os
@@ -26,9 +30,18 @@ def plain_dsn(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
+def as_served(url: str) -> str:
+    """The database of ``url`` reached the way the service reaches the server (``TEST_DATABASE_URL``)."""
+    served = os.environ.get("TEST_DATABASE_URL")
+    if not served:
+        return url
+    return asyncpg_url(make_url(served).set(database=make_url(url).database).render_as_string(hide_password=False))
+
+
 @contextmanager
 def server_url() -> Iterator[tuple[str, EmbeddedPostgres | None]]:
-    given = os.environ.get("TEST_DATABASE_URL")
+    """The server's administrative URL, direct (no pooler), and the embedded server when one was started."""
+    given = os.environ.get("TEST_DIRECT_DATABASE_URL") or os.environ.get("TEST_DATABASE_URL")
     if given:
         yield asyncpg_url(given), None
         return

@@ -18,8 +18,14 @@ from app.errors import PROBLEM_BASE, InvalidInput, ProjectorError, ServiceUnavai
 
 log = logging.getLogger("projector.errors")
 
-UNAVAILABLE_SQLSTATES = {"57014": "a statement timed out", "55P03": "a lock wait timed out"}
-"""query_canceled (statement_timeout) and lock_not_available (lock_timeout) mean "busy", not "broken"."""
+UNAVAILABLE_SQLSTATES = {
+    "57014": "a statement timed out",
+    "55P03": "a lock wait timed out",
+    "40001": "a read on a replica was cancelled by a conflict with replication",
+}
+"""query_canceled (statement_timeout) and lock_not_available (lock_timeout) mean "busy", not "broken"; so
+does serialization_failure, which only a hot standby raises here (no transaction is SERIALIZABLE, and a
+REPEATABLE READ one only reads): its replay needed rows the read could still see."""
 
 HTTP_SLUGS = {404: "not-found", 405: "method-not-allowed", 406: "not-acceptable", 413: "too-large"}
 

@@ -133,7 +133,9 @@ async def _compact_under_lease(
     now: datetime,
     lease: str,
 ) -> Compacted:
-    async with database.reading() as connection:
+    # On the primary, like the lease just taken and the write to come: a replica may not have the messages
+    # the caller appended a moment ago, which the summary must cover.
+    async with database.reading(on_primary=True) as connection:
         session = await SessionRepository(connection, caller.tenant_id).get(ask.session_id)
         if session is None:
             raise NotFound(f"session '{ask.session_id}' does not exist")

@@ -15,6 +15,10 @@ the listening connection is re-established. While a client does not read, the st
 and reads nothing more. Streams per process are capped (``events_max_streams``); past the cap a new one is
 refused with 503. Closing the hub ends every stream, which is how a shutting-down server gets its
 connections back.
+
+A stream reads on the primary, even with read replicas configured: a notice comes when its write commits on
+the primary, before a replica may have replayed it, and it carries no WAL position to wait for; read on such a
+replica, the announced messages would not be there yet, and the stream would wait for the next notice.
 """
 
 import asyncio
@@ -183,7 +187,7 @@ async def follow_session(
     event for a session the tenant does not have; the iterator must be closed (``aclose``) when done."""
     subscription = hub.subscribe(tenant_id, session_id)
     try:
-        async with database.reading() as connection:
+        async with database.reading(on_primary=True) as connection:
             session = await SessionRepository(connection, tenant_id).get(session_id)
     except BaseException:
         hub.unsubscribe(subscription)
@@ -232,7 +236,7 @@ async def _messages_after(
 ) -> AsyncIterator[MessageRecord]:
     """Every message after ``after_seq``, a page per short read: no connection is held while the client reads."""
     while True:
-        async with database.reading() as connection:
+        async with database.reading(on_primary=True) as connection:
             rows, has_more = await MessageRepository(connection, tenant_id).page(
                 session_id, limit=page_size, after_seq=after_seq, before_seq=None, backwards=False
             )
@@ -246,6 +250,6 @@ async def _messages_after(
 async def _change_event(database: Database, tenant_id: str, session_id: str, notice: Notice) -> LiveEvent | None:
     if notice.kind is not NoticeKind.AMENDED:
         return SessionChanged(notice.kind, notice.first_seq, notice.last_seq, notice.details)
-    async with database.reading() as connection:
+    async with database.reading(on_primary=True) as connection:
         row = await MessageRepository(connection, tenant_id).get(session_id, str(notice.details.get("messageId")))
     return MessageAmended(row) if row is not None else None

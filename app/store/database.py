@@ -1,29 +1,55 @@
-"""The connection pool and the unit of work: one transaction per request, committed by the caller."""
+"""The connection pools and the unit of work: one transaction per request, committed by the caller.
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+Writes, and the reads a write makes, run on the primary; read snapshots run on a streaming replica when
+``DATABASE_READ_URL`` names any (``app.store.replicas`` picks one, honouring the request's consistency token),
+and on the primary otherwise.
+"""
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+import asyncpg
 import orjson
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from app import lossless_json
 from app.settings import Settings
+from app.store import consistency
+from app.store.replicas import ReadRouting, driver
 
 
 def _dumps(value: object) -> str:
     return lossless_json.dumps(value).decode()
 
 
+WITHOUT_KEPT_STATEMENTS: dict[str, Any] = {"statement_cache_size": 0, "prepared_statement_cache_size": 0}
+"""Connection arguments under which no prepared statement outlives its use: asyncpg then prepares every
+statement unnamed, and SQLAlchemy keeps none. A transaction-pooling PgBouncer before 1.21 hands the server
+connection to another client after each transaction, where a named statement would be missing or collide
+with another client's of the same name. The unnamed statement is parsed and run before the pooler can hand
+the connection over (asyncpg ends the parse with Flush, not Sync), so it works inside a transaction and
+outside one. It costs a parse per statement."""
+
+
 def create_engine(url: str, settings: Settings) -> AsyncEngine:
     """An engine whose connections fail fast: bounded connect, statement and lock waits, and pre-ping so a
-    restarted PostgreSQL costs one retry instead of an error per stale pooled connection."""
+    restarted PostgreSQL costs one retry instead of an error per stale pooled connection.
+
+    The timeouts are start-up parameters of each connection, which cost nothing per request; a transaction
+    pooler refuses those (PgBouncer: "unsupported startup parameter"), so behind one they are set on every
+    BEGIN instead, in its round trip (``_timeouts_on_begin``)."""
+    limits = (("statement_timeout", settings.statement_timeout_ms), ("lock_timeout", settings.lock_timeout_ms))
+    timeouts = {name: value for name, value in limits if value}
     server_settings = {"application_name": "projector"}
-    if settings.statement_timeout_ms:
-        server_settings["statement_timeout"] = str(settings.statement_timeout_ms)
-    if settings.lock_timeout_ms:
-        server_settings["lock_timeout"] = str(settings.lock_timeout_ms)
+    connect_args: dict[str, Any] = {"timeout": settings.connect_timeout_seconds, "server_settings": server_settings}
+    if settings.transaction_pooling:
+        connect_args.update(WITHOUT_KEPT_STATEMENTS)
+        if timeouts:
+            connect_args["connection_class"] = _timeouts_on_begin(timeouts)
+    else:
+        server_settings.update({name: str(value) for name, value in timeouts.items()})
     engine = create_async_engine(
         url,
         pool_size=settings.pool_size,
@@ -34,10 +60,29 @@ def create_engine(url: str, settings: Settings) -> AsyncEngine:
         hide_parameters=True,
         json_serializer=_dumps,
         json_deserializer=lossless_json.loads,
-        connect_args={"timeout": settings.connect_timeout_seconds, "server_settings": server_settings},
+        connect_args=connect_args,
     )
     event.listen(engine.sync_engine, "connect", _decode_jsonb_with_orjson)
     return engine
+
+
+def _timeouts_on_begin(timeouts: dict[str, int]) -> type[asyncpg.Connection]:
+    """An asyncpg connection whose every BEGIN also sets ``timeouts`` for its transaction (``SET LOCAL``),
+    in the same simple query: one round trip, as a bare BEGIN costs. Through a transaction pooler each
+    transaction may run on another server connection, so a setting must live exactly as long as one. A
+    statement outside a transaction (an autocommit read) runs without them: the role's or database's own
+    settings apply there (the README's scale-out section)."""
+    settings = "".join(f" SET LOCAL {name} = {value};" for name, value in timeouts.items())
+
+    class TimeoutsOnBegin(asyncpg.Connection):
+        async def execute(self, query: str, *args: object, timeout: float | None = None) -> str:  # noqa: ASYNC109
+            # asyncpg begins every top-level transaction with one argument-less "BEGIN ...;" here;
+            # the signature is asyncpg's own.
+            if not args and query.startswith("BEGIN"):
+                query += settings
+            return await super().execute(query, *args, timeout=timeout)
+
+    return TimeoutsOnBegin
 
 
 def _decode_jsonb_with_orjson(dbapi_connection: Any, _record: object) -> None:
@@ -65,23 +110,46 @@ _TAKE_SNAPSHOT = text("SELECT 1")
 """Any statement begins the transaction and fixes its snapshot; this one reads nothing."""
 
 
+_COMMIT_POSITION_SQL = "SELECT pg_current_wal_insert_lsn()::text"
+"""Asked right after a commit: at or past the end of its commit record, whatever ``synchronous_commit`` says."""
+
+
 class Database:
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(
+        self, engine: AsyncEngine, replicas: Sequence[AsyncEngine] = (), *, replica_wait_seconds: float = 0.5
+    ) -> None:
         self.engine = engine
+        self.replicas = list(replicas)
+        self._reads = ReadRouting(engine, self.replicas, replica_wait_seconds)
+
+    @classmethod
+    def open(cls, url: str, settings: Settings) -> "Database":
+        """The primary at ``url`` and the replicas the settings name, each with a pool of its own."""
+        replicas = [create_engine(replica, settings) for replica in settings.database_read_url]
+        return cls(create_engine(url, settings), replicas, replica_wait_seconds=settings.replica_wait_ms / 1000)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncConnection]:
-        """Commits when the block ends normally and rolls back on any exception."""
-        async with self.engine.begin() as connection:
-            yield connection
+        """Commits when the block ends normally and rolls back on any exception. With replicas, a commit
+        inside a request records its WAL position on the request's consistency token, for the response."""
+        async with self.engine.connect() as connection:
+            async with connection.begin():
+                yield connection
+            request = consistency.current()
+            if self.replicas and request is not None:
+                position = await (await driver(connection)).fetchval(_COMMIT_POSITION_SQL)
+                request.wrote(consistency.parse_position(position))
 
     @asynccontextmanager
-    async def reading(self) -> AsyncIterator[AsyncConnection]:
+    async def reading(self, *, on_primary: bool = False) -> AsyncIterator[AsyncConnection]:
         """A read-only snapshot: every read in the block, Core or raw driver, in whatever order, sees the same
         committed state. The snapshot is taken here, by the first statement, before the block runs: a
         REPEATABLE READ transaction fixes its snapshot at its first statement, and a raw driver read issued
-        before any Core statement would otherwise run outside the transaction, in autocommit."""
-        async with self.engine.connect() as connection:
+        before any Core statement would otherwise run outside the transaction, in autocommit.
+
+        It runs on a replica when there are any (one past the request's consistency token, if it sent one),
+        unless ``on_primary``: a use case that writes reads on the primary what it is about to write on."""
+        async with self._connect_for_reading(on_primary) as connection:
             # As execution options, the level goes into the BEGIN itself (one round trip, not BEGIN then
             # SET TRANSACTION); the pool resets both when the connection goes back.
             await connection.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
@@ -93,13 +161,20 @@ class Database:
     async def single_read(self) -> AsyncIterator[AsyncConnection]:
         """A connection in autocommit for one read that shares no snapshot with another (an ETag check):
         no BEGIN, SET or ROLLBACK round trips around it."""
-        async with self.engine.connect() as connection:
+        async with self._connect_for_reading(on_primary=False) as connection:
             await connection.execution_options(isolation_level="AUTOCOMMIT")
             yield connection
+
+    def _connect_for_reading(self, on_primary: bool) -> AbstractAsyncContextManager[AsyncConnection]:
+        if on_primary:
+            return self.engine.connect()
+        request = consistency.current()
+        return self._reads.connect(request.wanted if request is not None else None)
 
     async def ping(self) -> None:
         async with self.engine.connect() as connection:
             await connection.execute(text("SELECT 1"))
 
     async def dispose(self) -> None:
-        await self.engine.dispose()
+        for engine in (self.engine, *self.replicas):
+            await engine.dispose()

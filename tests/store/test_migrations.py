@@ -18,13 +18,13 @@ from app.store import migrations
 from app.store.escaped_text import ESCAPE_MARK
 from app.store.tables import metadata
 from tests.conftest import settings_for_tests
-from tests.database import create_database, drop_database, plain_dsn
+from tests.database import as_served, create_database, drop_database, plain_dsn
 
 
 @pytest.fixture
 async def empty_database(database_server: str, database_url: str) -> str:
     url = await create_database(database_server)
-    yield url
+    yield as_served(url)
     await drop_database(database_server, url)
 
 
