@@ -4,6 +4,7 @@ The model and compact views read only the live history (``MessageRepository.live
 transcript, debug and export views page like the message list, so no answer loads a long session whole.
 """
 
+import hashlib
 from dataclasses import dataclass, replace
 
 from app.engine.message import EngineMessage
@@ -54,8 +55,14 @@ class SessionView:
 
 def view_etag(session_id: str, session: SessionRecord, parameters_digest: str) -> str:
     """Changes exactly when the view could: a new message (last seq), an amendment (revision), other
-    parameters, or a new projector version."""
-    return f'W/"p:{session_id}:{session.last_seq}:{session.revision}:{parameters_digest}:{PROJECTOR_VERSION}"'
+    parameters, or a new projector version. The session id goes in as a digest: an id is any printable text,
+    and a header carries Latin-1 only and an ETag no ``"``."""
+    version = f"{session_id_digest(session_id)}:{session.last_seq}:{session.revision}"
+    return f'W/"p:{version}:{parameters_digest}:{PROJECTOR_VERSION}"'
+
+
+def session_id_digest(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:
