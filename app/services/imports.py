@@ -23,11 +23,12 @@ from app.importers.imported import ImportedMessage, ImportedSession, ImportRepor
 from app.importers.registry import parse_import
 from app.services.caller import Caller
 from app.services.intake import MessageInput, prepare_batch
+from app.services.size_limits import check_row_fields
 from app.settings import Settings
 from app.store.database import Database
 from app.store.messages import MessageRepository, NewMessage
 from app.store.sessions import SessionRepository
-from app.store.storable import refuse_unaddressable, storable_size
+from app.store.storable import refuse_unaddressable
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +122,7 @@ def _prepare(
     readers.session_id(session.id)
     refuse_unaddressable(session.id, "sessionId")
     fields = {"title": session.title, "metadata": session.metadata, "model": session.model}
-    storable_size(fields, "", settings.max_json_depth)
+    check_row_fields(fields, settings)
     taken = session.messages[: session.settled] if live else session.messages
     outcome = SessionImport(session.id, pending=len(session.messages) - len(taken))
     messages: list[NewMessage] = []

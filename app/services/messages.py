@@ -4,14 +4,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from anyio import to_thread
+
 from app.engine.kinds import Kind
 from app.errors import Forbidden, InvalidInput, MessageConflict, NotFound
 from app.services.caller import Caller
 from app.services.intake import MessageInput, prepare_batch
+from app.services.size_limits import check_merged_metadata
 from app.settings import Settings
 from app.store.database import Database
 from app.store.events import Notice, NoticeKind, notify
 from app.store.messages import AppendResult, MessageRepository
+from app.store.metadata import merged_in_python
 from app.store.records import MessageRecord
 from app.store.sessions import SessionRepository
 from app.store.storable import measure
@@ -94,11 +98,13 @@ async def amend_message(
             raise InvalidInput(f"metadata.{key}: fixed when the message is written", field=f"metadata.{key}")
     async with database.transaction() as connection:
         repository = MessageRepository(connection, caller.tenant_id)
-        current = await repository.get(session_id, message_id)
+        current = await repository.get(session_id, message_id, lock=True)
         if current is None:
             raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")
         if not caller.may_write_kind(Kind(current.kind)):
             raise Forbidden(f"only a runtime key may amend a {current.kind} message")
+        merged = merged_in_python(current.metadata, changes)
+        await to_thread.run_sync(_check_amended_size, current.content, merged, settings)
         row = await repository.amend_metadata(session_id, message_id, changes, unusual_text=measured.unusual_text)
         if row is not None:
             details = {"messageId": message_id}
@@ -109,3 +115,10 @@ async def amend_message(
         # Only a session deleted between the two statements gets here.
         raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")
     return row
+
+
+def _check_amended_size(content: object, merged: dict[str, Any], settings: Settings) -> None:
+    """The message as amended within the limits an append holds it to; off the event loop, as the content
+    may be megabytes."""
+    content_size = measure(content, "content", settings.max_json_depth).size
+    check_merged_metadata(merged, "metadata", settings, other_bytes=content_size)

@@ -241,8 +241,10 @@ class MessageRepository:
         rows = _records(await (await self._driver()).fetch(sql, *parameters))
         return rows[:limit], len(rows) > limit
 
-    async def get(self, session_id: str, message_id: str) -> MessageRecord | None:
-        row = await (await self._driver()).fetchrow(_GET_SQL, self._tenant, session_id, message_id)
+    async def get(self, session_id: str, message_id: str, *, lock: bool = False) -> MessageRecord | None:
+        """With ``lock``, the row stays locked until the transaction ends (an amendment checks, then writes)."""
+        sql = _GET_SQL + " FOR UPDATE" if lock else _GET_SQL
+        row = await (await self._driver()).fetchrow(sql, self._tenant, session_id, message_id)
         return _records([row])[0] if row is not None else None
 
     async def amend_metadata(

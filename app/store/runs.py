@@ -43,8 +43,10 @@ class RunRepository:
         )
         return unescape_record(RunRecord._make(row))
 
-    async def get(self, session_id: str, run_id: str) -> RunRecord | None:
-        row = (await self._db.execute(select(*RUN_COLUMNS).where(*self._where(session_id, run_id)))).first()
+    async def get(self, session_id: str, run_id: str, *, lock: bool = False) -> RunRecord | None:
+        """With ``lock``, the row stays locked until the transaction ends (an amendment checks, then writes)."""
+        statement = select(*RUN_COLUMNS).where(*self._where(session_id, run_id))
+        row = (await self._db.execute(statement.with_for_update() if lock else statement)).first()
         return unescape_record(RunRecord._make(row)) if row else None
 
     async def amend(self, session_id: str, run_id: str, changes: dict[str, Any]) -> RunRecord | None:
