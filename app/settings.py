@@ -63,6 +63,12 @@ class Settings(BaseSettings):
     max_message_bytes: int = Field(default=16 * MIB, ge=1, description="Largest single message (content+metadata).")
     max_parts_per_message: int = Field(default=2_000, ge=1, description="Most content parts in one message.")
     max_batch_messages: int = Field(default=1_000, ge=1, description="Most messages in one append.")
+    max_request_parts: int = Field(
+        default=100_000,
+        ge=1,
+        description="Most content parts in one request, all its messages together (413 beyond): checked before "
+        "the parts are validated, which is what makes a body's memory grow.",
+    )
     max_metadata_bytes: int = Field(default=256 * 1024, ge=1, description="Largest metadata object.")
     max_json_depth: int = Field(
         default=64,

@@ -6,7 +6,7 @@ responses holding such a message pay for it."""
 
 from typing import Any
 
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from app import lossless_json
 
@@ -20,3 +20,13 @@ class OrjsonResponse(JSONResponse):
 
 class ProblemResponse(OrjsonResponse):
     media_type = "application/problem+json"
+
+
+class EncodedJsonResponse(Response):
+    """A JSON body encoded beforehand (in a worker thread, when large: ``encode_json``)."""
+
+    media_type = "application/json"
+
+
+def encode_json(content: Any) -> bytes:
+    return lossless_json.dumps(content)

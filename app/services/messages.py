@@ -9,6 +9,7 @@ from anyio import to_thread
 from app.engine.kinds import Kind
 from app.errors import Forbidden, InvalidInput, MessageConflict, NotFound
 from app.services.caller import Caller
+from app.services.heavy_work import content_weight, run_weighed
 from app.services.intake import MessageInput, prepare_batch
 from app.services.size_limits import check_merged_metadata
 from app.settings import Settings
@@ -35,7 +36,8 @@ async def append_messages(
     database: Database, caller: Caller, settings: Settings, session_id: str, inputs: list[MessageInput], now: datetime
 ) -> AppendResult:
     """Stores the batch whole or not at all; a retried id with the same content replays the stored message."""
-    batch = prepare_batch(inputs, caller, settings, now)
+    weight = content_weight(message.content for message in inputs)
+    batch = await run_weighed(weight, prepare_batch, inputs, caller, settings, now)
     async with database.transaction() as connection:
         repository = MessageRepository(connection, caller.tenant_id)
         last_seq = await repository.lock_session(session_id)

@@ -7,12 +7,14 @@ from fastapi import APIRouter, Query, Response
 
 from app.api.bodies import message_body, message_inputs
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
+from app.api.off_loop import OffLoopRoute
 from app.api.paging import page_limit, read_walk
-from app.api.responses import OrjsonResponse
+from app.api.responses import EncodedJsonResponse, OrjsonResponse, encode_json
 from app.api.schemas import AppendMessagesRequest, MessageOut, MessagePage, MessagesOut, PatchMessageRequest, PathId
 from app.services import messages
+from app.services.heavy_work import content_weight, run_weighed
 
-router = APIRouter(prefix="/sessions/{session_id}/messages", tags=["messages"])
+router = APIRouter(route_class=OffLoopRoute, prefix="/sessions/{session_id}/messages", tags=["messages"])
 
 
 @router.post("", status_code=201, response_model=MessagesOut, responses={200: {"model": MessagesOut}})
@@ -24,13 +26,12 @@ async def append_messages(
     settings: SettingsDep,
 ) -> Response:
     principal.require_writer()
-    result = await messages.append_messages(
-        database, principal, settings, session_id, message_inputs(body), datetime.now(UTC)
-    )
-    return OrjsonResponse(
-        {"messages": [message_body(row) for row in result.messages]},
-        status_code=201 if result.created else 200,
-    )
+    weight = content_weight(message.content for message in body.messages)
+    inputs = await run_weighed(weight, message_inputs, body)
+    result = await messages.append_messages(database, principal, settings, session_id, inputs, datetime.now(UTC))
+    answer = {"messages": [message_body(row) for row in result.messages]}
+    encoded = await run_weighed(weight, encode_json, answer)
+    return EncodedJsonResponse(encoded, status_code=201 if result.created else 200)
 
 
 @router.get("", response_model=MessagePage)

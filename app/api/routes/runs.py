@@ -6,12 +6,13 @@ from fastapi import APIRouter, Query, Response
 
 from app.api.bodies import run_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
+from app.api.off_loop import OffLoopRoute
 from app.api.paging import page_limit, read_run_walk
 from app.api.responses import OrjsonResponse
 from app.api.schemas import CreateRunRequest, PatchRunRequest, PathId, RunOut, RunPage
 from app.services import runs
 
-router = APIRouter(prefix="/sessions/{session_id}/runs", tags=["runs"])
+router = APIRouter(route_class=OffLoopRoute, prefix="/sessions/{session_id}/runs", tags=["runs"])
 
 
 @router.post("", status_code=201, response_model=RunOut)
