@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 from anyio import to_thread
-from fastapi.exceptions import RequestValidationError
+from fastapi.exceptions import HTTPException, RequestValidationError
 from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import Response
@@ -45,8 +45,8 @@ class OffLoopRoute(APIRoute):
             if len(body) < LARGE_BODY_BYTES:
                 try:
                     decoded = await request.json()
-                except json.JSONDecodeError:
-                    return await handler(request)  # FastAPI answers its own decode error
+                except ValueError:
+                    return await handler(request)  # not JSON, or not UTF-8: FastAPI answers as it does
                 check_parts_budget(decoded, settings)
             else:
                 # Starlette keeps the decoded body here, and FastAPI reads it back with ``request.json()``.
@@ -84,6 +84,8 @@ def _decoded_and_validated(body: bytes, field: Any, settings: Settings) -> Any:
         except json.JSONDecodeError as error:
             invalid = {"type": "json_invalid", "loc": ("body", error.pos), "msg": "JSON decode error", "input": {}}
             raise RequestValidationError([{**invalid, "ctx": {"error": error.msg}}], body=error.doc) from None
+        except ValueError:
+            raise HTTPException(400, "There was an error parsing the body") from None
     check_parts_budget(decoded, settings)
     value, errors = field.validate(decoded, {}, loc=("body",))
     if errors:

@@ -15,7 +15,7 @@ from app.services.size_limits import check_merged_metadata
 from app.settings import Settings
 from app.store.database import Database
 from app.store.events import Notice, NoticeKind, notify
-from app.store.messages import AppendResult, MessageRepository
+from app.store.messages import AppendResult, MessageRepository, PageBudget
 from app.store.metadata import merged_in_python
 from app.store.records import MessageRecord
 from app.store.sessions import SessionRepository
@@ -57,6 +57,11 @@ async def append_messages(
     return result
 
 
+def response_budget(settings: Settings) -> PageBudget:
+    """What one page may hold besides its count, so a page's memory is bounded by settings."""
+    return PageBudget(max_bytes=settings.max_response_bytes, max_parts=settings.max_response_parts)
+
+
 async def page_messages(
     database: Database,
     tenant_id: str,
@@ -67,14 +72,15 @@ async def page_messages(
     before_seq: int | None,
     backwards: bool,
     newest_first: bool,
+    budget: PageBudget,
 ) -> MessagePage:
-    """``limit`` messages next to the cursor, walked ``backwards`` (towards older) or not, and answered
-    newest first or oldest first."""
+    """``limit`` messages next to the cursor (fewer past the ``budget``), walked ``backwards`` (towards
+    older) or not, and answered newest first or oldest first."""
     async with database.reading() as connection:
         if await SessionRepository(connection, tenant_id).get(session_id) is None:
             raise NotFound(f"session '{session_id}' does not exist")
         rows, has_more = await MessageRepository(connection, tenant_id).page(
-            session_id, limit=limit, after_seq=after_seq, before_seq=before_seq, backwards=backwards
+            session_id, limit=limit, after_seq=after_seq, before_seq=before_seq, backwards=backwards, budget=budget
         )
     if backwards != newest_first:
         rows.reverse()

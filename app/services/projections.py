@@ -13,8 +13,9 @@ from app.errors import NotFound
 from app.projections.live_history import FIRST_SEQ
 from app.projections.projector import project
 from app.projections.types import PROJECTOR_VERSION, Projection, ProjectionContext, View
+from app.services.heavy_work import content_weight, run_within
 from app.store.database import Database
-from app.store.messages import MessageRepository, to_persisted
+from app.store.messages import MessageRepository, PageBudget, to_persisted
 from app.store.records import SessionRecord
 from app.store.runs import RunRepository
 from app.store.sessions import SessionRepository
@@ -32,6 +33,10 @@ class ViewRequest:
     parameters_digest: str
     """Changes with any parameter of the request: part of the ETag."""
     limit: int
+    budget: PageBudget
+    """What one page may hold besides its count (the paged views)."""
+    timeout_seconds: float
+    """How long building the view may take."""
     after_seq: int | None = None
     before_seq: int | None = None
     backwards: bool = False
@@ -97,9 +102,11 @@ async def view_session(
         ctx = asked.ctx
         if asked.view in PRODUCER_VIEWS:
             ctx = replace(ctx, run_models=await RunRepository(connection, tenant_id).models(asked.session_id))
-    return SessionView(
-        etag, session, project(asked.view, messages, ctx), [message.seq for message in messages], has_more
-    )
+    # Building a view (redacting an export above all) is linear but can be seconds on a large page: it runs
+    # in a worker thread within the view's time budget.
+    weight = content_weight(message.content for message in messages)
+    projection = await run_within(asked.timeout_seconds, weight, project, asked.view, messages, ctx)
+    return SessionView(etag, session, projection, [message.seq for message in messages], has_more)
 
 
 async def _messages_for(repository: MessageRepository, asked: ViewRequest) -> tuple[list[EngineMessage], bool | None]:
@@ -114,5 +121,6 @@ async def _messages_for(repository: MessageRepository, asked: ViewRequest) -> tu
         after_seq=asked.after_seq,
         before_seq=asked.before_seq,
         backwards=asked.backwards,
+        budget=asked.budget,
     )
     return promote_all([to_persisted(row) for row in rows]), has_more

@@ -108,6 +108,17 @@ messages = Table(
     Column("tool_calls", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
     Column("tool_results", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
     Column("tool_errors", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    # Each message's stored size, so pages are cut by bytes and parts without reading content.
+    Column("content_bytes", Integer, Computed("octet_length((content)::text)", persisted=True)),
+    Column(
+        "content_parts",
+        Integer,
+        Computed(
+            "CASE WHEN (json_typeof(content) = 'array'::text) THEN json_array_length(content) ELSE 1 END",
+            persisted=True,
+        ),
+    ),
+    Column("metadata_bytes", Integer, Computed("octet_length((metadata)::text)", persisted=True)),
     PrimaryKeyConstraint("tenant_id", "session_id", "seq"),
     UniqueConstraint("tenant_id", "session_id", "id"),
     ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),

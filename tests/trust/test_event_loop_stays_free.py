@@ -107,3 +107,10 @@ async def test_a_body_decoded_off_the_loop_is_refused_exactly_as_one_decoded_on_
     surrogate = '{"messages": [' + filler + '{"role": "user", "content": "\\ud83d"}]}'
     stored = await client.post("/sessions/s1/messages", content=surrogate, headers={"content-type": "application/json"})
     assert stored.status_code == 201 and stored.json()["messages"][1]["content"] == "\ud83d"
+
+
+@pytest.mark.parametrize("padding", [0, 400_000], ids=["small", "large"])
+async def test_a_body_that_is_not_utf8_is_400_whatever_its_size(client: httpx.AsyncClient, padding: int) -> None:
+    body = b'{"messages": [{"role": "user", "content": "' + b"x" * padding + b'\xad"}]}'
+    response = await client.post("/sessions/s1/messages", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 400 and response.headers["content-type"] == "application/problem+json"

@@ -9,7 +9,7 @@ from app.api.bodies import message_body, message_inputs
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.off_loop import OffLoopRoute
 from app.api.paging import page_limit, read_walk
-from app.api.responses import EncodedJsonResponse, OrjsonResponse, encode_json
+from app.api.responses import EncodedJsonResponse, OrjsonResponse, encode_json, json_answer
 from app.api.schemas import AppendMessagesRequest, MessageOut, MessagePage, MessagesOut, PatchMessageRequest, PathId
 from app.services import messages
 from app.services.heavy_work import content_weight, run_weighed
@@ -26,11 +26,10 @@ async def append_messages(
     settings: SettingsDep,
 ) -> Response:
     principal.require_writer()
-    weight = content_weight(message.content for message in body.messages)
-    inputs = await run_weighed(weight, message_inputs, body)
+    inputs = await run_weighed(content_weight(message.content for message in body.messages), message_inputs, body)
     result = await messages.append_messages(database, principal, settings, session_id, inputs, datetime.now(UTC))
     answer = {"messages": [message_body(row) for row in result.messages]}
-    encoded = await run_weighed(weight, encode_json, answer)
+    encoded = await run_weighed(content_weight(row.content for row in inputs), encode_json, answer)
     return EncodedJsonResponse(encoded, status_code=201 if result.created else 200)
 
 
@@ -56,14 +55,11 @@ async def list_messages(
         before_seq=walk.before_seq,
         backwards=walk.backwards,
         newest_first=order == "desc",
+        budget=messages.response_budget(settings),
     )
-    return OrjsonResponse(
-        {
-            "messages": [message_body(row) for row in page.messages],
-            "nextCursor": walk.next_cursor([row.seq for row in page.messages]),
-            "hasMore": page.has_more,
-        }
-    )
+    bodies = [message_body(row) for row in page.messages]
+    rest = {"nextCursor": walk.next_cursor([row.seq for row in page.messages]), "hasMore": page.has_more}
+    return json_answer({}, "messages", bodies, rest, weight=content_weight(row.content for row in page.messages))
 
 
 @router.get("/{message_id}", response_model=MessageOut)

@@ -9,10 +9,12 @@ from fastapi import APIRouter, Header, Query, Response
 from app.api.bodies import diagnostics_body, projected_bodies
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.paging import Walk, page_limit, read_walk
-from app.api.responses import OrjsonResponse
+from app.api.responses import json_answer
 from app.api.schemas import PathId, ProjectionOut, ProjectionQuery
 from app.projections.markdown import render_markdown
 from app.projections.types import View
+from app.services.heavy_work import content_weight, run_weighed
+from app.services.messages import response_budget
 from app.services.projections import NotModified, SessionView, ViewRequest, view_session
 
 router = APIRouter(tags=["projections"])
@@ -48,6 +50,8 @@ async def get_projection(
         ctx=query.to_context(),
         parameters_digest=parameters_digest(query),
         limit=page_limit(query.limit, settings),
+        budget=response_budget(settings),
+        timeout_seconds=settings.view_timeout_seconds,
         after_seq=walk.after_seq,
         before_seq=walk.before_seq,
         backwards=walk.backwards,
@@ -55,21 +59,19 @@ async def get_projection(
     answer = await view_session(database, principal.tenant_id, asked, if_none_match=if_none_match)
     if isinstance(answer, NotModified):
         return Response(status_code=304, headers=cache_headers(answer.etag))
-    return view_response(query, answer, walk)
+    return await view_response(query, answer, walk)
 
 
-def view_response(query: ProjectionQuery, answer: SessionView, walk: Walk) -> Response:
+async def view_response(query: ProjectionQuery, answer: SessionView, walk: Walk) -> Response:
+    """The view as JSON or Markdown; a large one is written in a worker thread (JSON as a stream)."""
     headers = cache_headers(answer.etag)
+    projected = answer.projection.messages
+    weight = content_weight(message.content for message in projected)
     if query.view is View.EXPORT and query.format == "markdown":
-        markdown = render_markdown(answer.projection, title=answer.session.title)
+        markdown = await run_weighed(weight, render_markdown, answer.projection, title=answer.session.title)
         return Response(markdown, media_type="text/markdown; charset=utf-8", headers=headers)
-    body: dict[str, Any] = {
-        "view": str(query.view),
-        "sessionId": walk.session_id,
-        "messages": projected_bodies(answer.projection.messages),
-        "diagnostics": diagnostics_body(answer.projection.diagnostics),
-    }
+    rest: dict[str, Any] = {"diagnostics": diagnostics_body(answer.projection.diagnostics)}
     if answer.has_more is not None:
-        body["nextCursor"] = walk.next_cursor(answer.seqs)
-        body["hasMore"] = answer.has_more
-    return OrjsonResponse(body, headers=headers)
+        rest |= {"nextCursor": walk.next_cursor(answer.seqs), "hasMore": answer.has_more}
+    head = {"view": str(query.view), "sessionId": walk.session_id}
+    return json_answer(head, "messages", projected_bodies(projected), rest, weight=weight, headers=headers)
