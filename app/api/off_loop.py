@@ -3,9 +3,11 @@ event loop (and with it ``/healthz`` and every other request). Small bodies take
 
 ``OffLoopRoute`` reads the body, and past ``LARGE_BODY_BYTES`` decodes the JSON and validates it against the
 route's body model in a worker thread, then hands FastAPI the validated model (which it takes as it is,
-without validating again). Before validation, which is what multiplies a body's memory, every body is held to
-the request's parts budget (``PROJECTOR_MAX_REQUEST_PARTS``: the content parts of all its messages
-together), so a body within the byte limit cannot make millions of part models.
+without validating again); an append body is read one message at a time (``batch_body``), since a thread
+still holds the interpreter lock for as long as one call into C runs. Before validation, which is what
+multiplies a body's memory, every body is held to the request's parts budget (``PROJECTOR_MAX_REQUEST_PARTS``:
+the content parts of all its messages together), so a body within the byte limit cannot make millions of
+part models.
 """
 
 import json
@@ -19,6 +21,8 @@ from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.api.batch_body import read_batch
+from app.api.schemas import AppendMessagesRequest
 from app.errors import TooLarge
 from app.settings import Settings
 
@@ -74,6 +78,13 @@ def check_parts_budget(decoded: Any, settings: Settings) -> None:
 
 
 def _decoded_and_validated(body: bytes, field: Any, settings: Settings) -> Any:
+    if field.field_info.annotation is AppendMessagesRequest:
+        try:
+            batch = read_batch(body, settings)
+        except ValueError:
+            raise HTTPException(400, "There was an error parsing the body") from None
+        if batch is not None:
+            return batch
     try:
         decoded = orjson.loads(body)
     except orjson.JSONDecodeError:

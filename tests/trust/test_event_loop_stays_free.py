@@ -13,6 +13,8 @@ from sqlalchemy import text
 from tests.api.wire import stored_count
 from tests.trust.conftest import AppFactory, http_client
 
+JSON = {"content-type": "application/json"}
+
 
 def many_parts(messages: int, parts: int, *, last_role: str = "user") -> dict[str, Any]:
     one = [{"type": "text", "text": "a"}] * parts
@@ -114,3 +116,32 @@ async def test_a_body_that_is_not_utf8_is_400_whatever_its_size(client: httpx.As
     body = b'{"messages": [{"role": "user", "content": "' + b"x" * padding + b'\xad"}]}'
     response = await client.post("/sessions/s1/messages", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400 and response.headers["content-type"] == "application/problem+json"
+
+
+BAD_BATCHES = [
+    ('[{"role": "bogus", "content": "x"}]', 422),
+    ('[{"role": "user"}]', 422),
+    ('[{"role": "tool", "content": []}]', 422),
+    ('[{"role": "user", "content": [{"type": "nope"}]}]', 422),
+    ('[{"role": "user", "content": "x", "extra": 1}]', 422),
+    ('[{"role": "user", "content": "x"}], "other": 1', 422),
+    ('[{"role": "user", "content": "x"}], "messages": []', 422),
+    ('[{"role": "user", "content": "x"} {"role": "user", "content": "y"}]', 422),
+    ('[{"role": "user", "content": "x", "createdAt": "yesterday"}]', 422),
+    ('[{"role": "user", "content": "x", "metadata": {"n": 1e999}}]', 422),
+]
+
+
+@pytest.mark.parametrize(("rest", "status"), BAD_BATCHES)
+async def test_a_large_append_body_is_refused_with_the_same_problem_as_a_small_one(
+    client: httpx.AsyncClient, rest: str, status: int
+) -> None:
+    answers = []
+    for padding in (0, 400_000):
+        body = '{"messages": [{"role": "user", "content": "' + "x" * padding + '"}, ' + rest[1:] + "}"
+        response = await client.post("/sessions/s1/messages", content=body, headers=JSON)
+        assert response.status_code == status, response.text[:300]
+        problem = response.json()
+        answers.append((problem["field"], problem["detail"]))
+    assert answers[0] == answers[1]
+    assert await stored_count(client, "s1") == 0
