@@ -43,8 +43,7 @@ def read_batch(body: bytes, settings: Settings) -> AppendMessagesRequest | None:
     except _NotABatch:
         return None
     except json.JSONDecodeError as error:
-        invalid = {"type": "json_invalid", "loc": ("body", error.pos), "msg": "JSON decode error", "input": {}}
-        raise RequestValidationError([{**invalid, "ctx": {"error": error.msg}}], body=error.doc) from None
+        raise not_json(error) from None
     validated, errors = [], []
     for index, message in enumerate(messages):
         try:
@@ -55,6 +54,12 @@ def read_batch(body: bytes, settings: Settings) -> AppendMessagesRequest | None:
     if errors:
         raise RequestValidationError(errors, body={"messages": messages})
     return AppendMessagesRequest.model_construct(messages=validated)
+
+
+def not_json(error: json.JSONDecodeError) -> RequestValidationError:
+    """The error FastAPI raises for a body that is not JSON."""
+    invalid = {"type": "json_invalid", "loc": ("body", error.pos), "msg": "JSON decode error", "input": {}}
+    return RequestValidationError([{**invalid, "ctx": {"error": error.msg}}], body=error.doc)
 
 
 def _messages_of(text: str, settings: Settings) -> list[Any]:

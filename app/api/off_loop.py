@@ -21,7 +21,7 @@ from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.api.batch_body import read_batch
+from app.api.batch_body import not_json, read_batch
 from app.api.schemas import AppendMessagesRequest
 from app.errors import TooLarge
 from app.settings import Settings
@@ -29,6 +29,9 @@ from app.settings import Settings
 LARGE_BODY_BYTES = 256 * 1024
 """Bodies from this size on are decoded and validated in a worker thread (a thread hop costs tens of
 microseconds; decoding and validating 256 KB costs milliseconds)."""
+
+UNPARSABLE = "There was an error parsing the body"
+"""FastAPI's answer to a body it cannot read as text (not UTF-8)."""
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
@@ -82,7 +85,7 @@ def _decoded_and_validated(body: bytes, field: Any, settings: Settings) -> Any:
         try:
             batch = read_batch(body, settings)
         except ValueError:
-            raise HTTPException(400, "There was an error parsing the body") from None
+            raise HTTPException(400, UNPARSABLE) from None
         if batch is not None:
             return batch
     try:
@@ -93,10 +96,9 @@ def _decoded_and_validated(body: bytes, field: Any, settings: Settings) -> Any:
         try:
             decoded = json.loads(body)
         except json.JSONDecodeError as error:
-            invalid = {"type": "json_invalid", "loc": ("body", error.pos), "msg": "JSON decode error", "input": {}}
-            raise RequestValidationError([{**invalid, "ctx": {"error": error.msg}}], body=error.doc) from None
+            raise not_json(error) from None
         except ValueError:
-            raise HTTPException(400, "There was an error parsing the body") from None
+            raise HTTPException(400, UNPARSABLE) from None
     check_parts_budget(decoded, settings)
     value, errors = field.validate(decoded, {}, loc=("body",))
     if errors:
