@@ -325,7 +325,9 @@ class ProjectionOptions(WireModel):
     include_reasoning: bool = True
     reasoning_fallback: Literal["drop", "text"] = "drop"
     include_tool_results: bool = True
-    tool_result_soft_limit_chars: int = Field(default=50_000, ge=1, le=INT32_MAX)
+    tool_result_soft_limit_chars: int = Field(
+        default=50_000, ge=0, le=INT32_MAX, description="Characters of a tool result the model sees; 0 never cuts."
+    )
     apply_compact_boundary: bool = True
     inject_runtime_reminder: bool = True
     readable_media: str | None = Field(
