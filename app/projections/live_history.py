@@ -1,7 +1,8 @@
 """The live history: the messages from the newest complete compaction on, which the model view starts from.
 
 A boundary is *complete* when a ``compact_summary`` names it (``metadata.summaryForBoundaryId``, or for a
-summary opencode wrote, ``metadata.parentID``: the compaction request it answers) with non-blank text; only
+summary opencode wrote, ``metadata.parentID``: the compaction request it answers) with non-blank text and is
+not flagged ``eligibleForModelContext: false``; only
 the newest complete boundary applies, so a failed or running compaction never replaces history. The live
 history is that compaction's summary, its kept tail (the messages after ``metadata.compactThroughMessageId``,
 when the boundary names one that precedes it) and everything after the boundary; with no complete compaction
@@ -70,8 +71,14 @@ _BOUNDARY_KEYS = ("summaryForBoundaryId", "parentID")
 
 
 def completes_its_boundary(message: EngineMessage) -> bool:
-    """A summary with non-blank text that names a boundary: what makes that boundary complete."""
-    return summary_for(message) is not None and not is_blank(plain_text(message.content))
+    """A summary with non-blank text that names a boundary and may be sent to the model: what makes that
+    boundary complete. A summary flagged ``eligibleForModelContext: false`` cannot stand in for the history it
+    covers (the model would see neither), so its boundary stays incomplete and the history before it is sent."""
+    return (
+        summary_for(message) is not None
+        and message.metadata.get("eligibleForModelContext") is not False
+        and not is_blank(plain_text(message.content))
+    )
 
 
 def newest_complete_compaction(messages: Sequence[EngineMessage]) -> Compaction | None:

@@ -211,7 +211,7 @@ class _Rules:
         if not self.ctx.apply_compact_boundary:
             return "compaction boundary: never sent (applyCompactBoundary off)"
         if message.id not in self.complete_boundaries:
-            return "incomplete compaction boundary: no summary with text names it; ignored"
+            return "incomplete compaction boundary: no summary with text, eligible for the model, names it; ignored"
         return "compaction boundary: never sent (an older compaction)"
 
     def _summary_reason(self, message: EngineMessage) -> str:

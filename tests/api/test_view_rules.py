@@ -2,7 +2,7 @@
 
 import httpx
 
-from tests.api.wire import append, new_session, tool_call, tool_result, user
+from tests.api.wire import append, boundary, new_session, runtime, summary, tool_call, tool_result, user
 
 
 async def model_view(client: httpx.AsyncClient, **params: str) -> dict[str, object]:
@@ -32,3 +32,38 @@ async def test_a_soft_limit_of_zero_never_cuts_a_tool_result(client: httpx.Async
     )
     assert chat.status_code == 200, chat.text
     assert long_output in str(chat.json()["payload"]["messages"])
+
+
+def sources(view: dict[str, object]) -> list[str]:
+    return [source for message in view["messages"] for source in message["sourceMessageIds"]]  # type: ignore[attr-defined]
+
+
+async def test_a_summary_not_eligible_for_the_model_is_never_sent_and_never_replaces_history(
+    client: httpx.AsyncClient,
+) -> None:
+    await new_session(client)
+    await append(client, "s1", user("first", id="u1"), boundary("b1"), summary("b1", "Earlier: first.", id="sum1"))
+    await append(client, "s1", user("second", id="u2"), boundary("b2"))
+    await append(
+        client,
+        "s1",
+        runtime(
+            "compact_summary",
+            "Earlier: a rejected summary.",
+            "sum2",
+            summaryForBoundaryId="b2",
+            eligibleForModelContext=False,
+        ),
+        user("third", id="u3"),
+    )
+    view = await model_view(client)
+    assert "sum2" not in sources(view)
+    assert "rejected" not in str(view["messages"])
+    assert view["diagnostics"]["appliedCompactBoundaryId"] == "b1"  # type: ignore[index]
+    assert sources(view) == ["sum1", "u2", "u3"]
+
+    flagged = await client.patch("/sessions/s1/messages/sum1", json={"metadata": {"eligibleForModelContext": False}})
+    assert flagged.status_code == 200, flagged.text
+    view = await model_view(client)
+    assert view["diagnostics"]["appliedCompactBoundaryId"] is None  # type: ignore[index]
+    assert sources(view) == ["u1", "u2", "u3"]
