@@ -250,6 +250,13 @@ def agent_switch(text: str, *, as_reminder: bool = False, **metadata: Any) -> Pe
     return runtime(Kind.AGENT_SWITCH_NOTE, text, **metadata)
 
 
+def model_switch(text: str, *, as_reminder: bool = False, **metadata: Any) -> PersistedMessage:
+    """A model switch marker; ``as_reminder`` tags it so the model view sends it as a reminder."""
+    if as_reminder:
+        metadata["tags"] = [*metadata.get("tags", []), "reminder"]
+    return runtime(Kind.MODEL_SWITCH_NOTE, text, **metadata)
+
+
 def bash(
     command: str,
     output: str = "",

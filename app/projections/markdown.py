@@ -47,6 +47,8 @@ def _heading(message: ProjectedMessage) -> str:
             return "Reminder"
         case Kind.AGENT_SWITCH_NOTE:
             return "Agent switch"
+        case Kind.MODEL_SWITCH_NOTE:
+            return "Model switch"
         case Kind.CUSTOM:
             custom_type = message.metadata.extra.get("customType")
             return f"Extension message ({custom_type})" if custom_type else "Extension message"

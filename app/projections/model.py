@@ -78,7 +78,7 @@ def project_model(messages: Sequence[EngineMessage], ctx: ProjectionContext) -> 
 
 
 def marked_as_reminder(message: EngineMessage) -> bool:
-    """An agent switch note goes to the model only when tagged as a reminder (or ``reminder: true``)."""
+    """An agent or model switch note goes to the model only when tagged as a reminder (or ``reminder: true``)."""
     tags = message.metadata.get("tags")
     tagged = isinstance(tags, list) and any(tag in REMINDER_TAGS for tag in tags if isinstance(tag, str))
     return tagged or message.metadata.get("reminder") is True
@@ -200,9 +200,10 @@ class _Rules:
     def _branch(self, message: EngineMessage) -> ProjectedMessage | Hidden:
         return self._wrapped(message, BRANCH_PREAMBLE)
 
-    def _agent_switch(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+    def _switch(self, message: EngineMessage) -> ProjectedMessage | Hidden:
         if not marked_as_reminder(message):
-            return Hidden("agent switch marker: UI only (not tagged as a reminder)")
+            what = "agent" if message.kind is Kind.AGENT_SWITCH_NOTE else "model"
+            return Hidden(f"{what} switch marker: UI only (not tagged as a reminder)")
         return self._reminder(message)
 
     def _boundary_reason(self, message: EngineMessage) -> str:
@@ -383,8 +384,8 @@ def _rule(kind: Kind) -> Rule:
             return _Rules._handoff
         case Kind.BRANCH_SUMMARY:
             return _Rules._branch
-        case Kind.AGENT_SWITCH_NOTE:
-            return _Rules._agent_switch
+        case Kind.AGENT_SWITCH_NOTE | Kind.MODEL_SWITCH_NOTE:
+            return _Rules._switch
         case Kind.BASH_EXECUTION:
             return _Rules._bash
         case Kind.CUSTOM:

@@ -67,3 +67,18 @@ async def test_a_summary_not_eligible_for_the_model_is_never_sent_and_never_repl
     view = await model_view(client)
     assert view["diagnostics"]["appliedCompactBoundaryId"] is None  # type: ignore[index]
     assert sources(view) == ["u1", "u2", "u3"]
+
+
+async def test_a_model_switch_marker_is_a_runtime_fact_the_model_never_sees(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    marker = runtime("model_switch_note", "Model changed to openai/gpt-5", "sw1", provider="openai", model="gpt-5")
+    stored = await append(client, "s1", user("hi", id="u1"), marker, user("go on", id="u2"))
+    assert stored.status_code == 201, stored.text
+    assert stored.json()["messages"][1]["kind"] == "model_switch_note"
+    view = await model_view(client)
+    assert sources(view) == ["u1", "u2"]
+    assert "gpt-5" not in str(view["messages"])
+    transcript = (await client.get("/sessions/s1/projection", params={"view": "transcript"})).json()
+    assert "sw1" in sources(transcript)
+    chat = await client.post("/chat", json={"sessionId": "s1", "provider": "anthropic", "model": "claude-sonnet-4-5"})
+    assert "Model changed" not in str(chat.json()["payload"])
