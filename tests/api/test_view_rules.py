@@ -82,3 +82,44 @@ async def test_a_model_switch_marker_is_a_runtime_fact_the_model_never_sees(clie
     assert "sw1" in sources(transcript)
     chat = await client.post("/chat", json={"sessionId": "s1", "provider": "anthropic", "model": "claude-sonnet-4-5"})
     assert "Model changed" not in str(chat.json()["payload"])
+
+
+def custom(text: str, id: str, **metadata: object) -> dict[str, object]:
+    return {"id": id, "role": "user", "content": text, "metadata": {"runtimeKind": "custom", **metadata}}
+
+
+def bash_run(command: str, id: str, **metadata: object) -> dict[str, object]:
+    facts = {"runtimeKind": "bash_execution", "command": command, "output": "ok", "exitCode": 0, **metadata}
+    return {"id": id, "role": "user", "content": command, "metadata": facts}
+
+
+async def test_each_display_flag_hides_a_message_from_exactly_one_view(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    stored = await append(
+        client,
+        "s1",
+        user("start", id="u1"),
+        custom("not shown in the UI", "hidden-ui", customType="note", display=False),
+        custom("kept from the model", "excluded", customType="note", excludeFromContext=True),
+        custom("a card for the UI", "card", customType="card", displayOnly=True),
+        bash_run("cat .env", "bash-excluded", excludeFromContext=True),
+        user("not for the reader", id="invisible", visibleInTranscript=False),
+        user("not for the model", id="ineligible", eligibleForModelContext=False),
+        custom("shown everywhere", "shown", customType="note", display=True),
+    )
+    assert stored.status_code == 201, stored.text
+    model = sources(await model_view(client))
+    transcript = (await client.get("/sessions/s1/projection", params={"view": "transcript"})).json()
+    shown = sources(transcript)
+    only_transcript = {"excluded", "card", "bash-excluded", "ineligible"}
+    only_model = {"hidden-ui", "invisible"}
+    assert set(model) == {"u1", "shown", *only_model}
+    assert set(shown) == {"u1", "shown", *only_transcript}
+    assert set(transcript["diagnostics"]["hiddenMessageIds"]) == only_model
+    debug = (await client.get("/sessions/s1/projection", params={"view": "debug"})).json()
+    flags = {
+        m["sourceMessageIds"][0]: (m["metadata"]["hiddenFromModel"], m["metadata"]["hiddenFromTranscript"])
+        for m in debug["messages"]
+    }
+    assert {id_ for id_, (from_model, _) in flags.items() if from_model} == only_transcript
+    assert {id_ for id_, (_, from_transcript) in flags.items() if from_transcript} == only_model
