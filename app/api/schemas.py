@@ -319,7 +319,6 @@ class RunPage(WireModel):
 class ProjectionOptions(WireModel):
     """The projection context the views take, as query parameters or as ``/chat``'s ``projection``."""
 
-    active_agent_name: str | None = None
     model: str | None = Field(default=None, description="The target model id (reasoning stays native only for it).")
     provider: str | None = Field(default=None, description="The target provider.")
     include_reasoning: bool = True
@@ -343,7 +342,6 @@ class ProjectionOptions(WireModel):
             listed = tuple(item.strip() for item in self.readable_media.split(",") if item.strip())
             readable = () if listed in ((), ("none",)) else listed
         return ProjectionContext(
-            active_agent_name=self.active_agent_name,
             model=model or self.model,
             provider=provider or self.provider,
             include_reasoning=self.include_reasoning,
@@ -412,7 +410,9 @@ class ChatRequestBody(WireModel):
         default=None, description="Reasoning effort or thinking budget; from the run when omitted."
     )
     format: OutputFormatJson = Field(default=None, description="Structured output; from the run when omitted.")
-    agent: str | None = Field(default=None, description="The active agent; from the run when omitted.")
+    agent: str | None = Field(
+        default=None, description="The agent this request is for, named in the answer; from the run when omitted."
+    )
     prefill: bool = Field(
         default=False, description="End on the trailing assistant turn for the model to continue (Anthropic only)."
     )
@@ -421,7 +421,7 @@ class ChatRequestBody(WireModel):
 class ChatResponseBody(WireModel):
     provider: str
     model: str
-    agent: str | None = Field(description="The agent the model view was built for: the request's, else the run's.")
+    agent: str | None = Field(description="The agent this request is for: the request's, else the run's.")
     payload: dict[str, Any]
     diagnostics: dict[str, Any]
     context: dict[str, Any]

@@ -25,7 +25,6 @@ ReasoningFallback = Literal["drop", "text"]
 
 @dataclass(frozen=True, slots=True)
 class ProjectionContext:
-    active_agent_name: str | None = None
     model: str | None = None
     """The target's model id; reasoning goes in natively only when it matches the producer's."""
     provider: str | None = None

@@ -123,3 +123,21 @@ async def test_each_display_flag_hides_a_message_from_exactly_one_view(client: h
     }
     assert {id_ for id_, (from_model, _) in flags.items() if from_model} == only_transcript
     assert {id_ for id_, (_, from_transcript) in flags.items() if from_transcript} == only_model
+
+
+async def test_active_agent_name_is_refused_rather_than_accepted_and_ignored(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await append(client, "s1", user("hi", id="u1"))
+    response = await client.get("/sessions/s1/projection", params={"view": "model", "activeAgentName": "build"})
+    assert response.status_code == 422, response.text
+    assert response.json()["errors"][0]["field"] == "activeAgentName"
+    chat = await client.post(
+        "/chat",
+        json={"sessionId": "s1", "provider": "openai", "model": "gpt-4.1", "projection": {"activeAgentName": "x"}},
+    )
+    assert chat.status_code == 422, chat.text
+    assert "activeAgentName" in chat.json()["errors"][0]["field"]
+    named = await client.post(
+        "/chat", json={"sessionId": "s1", "provider": "openai", "model": "gpt-4.1", "agent": "plan"}
+    )
+    assert named.json()["agent"] == "plan"
