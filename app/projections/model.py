@@ -77,6 +77,11 @@ def project_model(messages: Sequence[EngineMessage], ctx: ProjectionContext) -> 
     return build_view(messages, ctx, MODEL_POLICY)
 
 
+def before_window(boundary_id: str) -> str:
+    """Why a message older than the applied compaction's kept tail is not sent."""
+    return f"before the compaction window of boundary {boundary_id}"
+
+
 def marked_as_reminder(message: EngineMessage) -> bool:
     """An agent or model switch note goes to the model only when tagged as a reminder (or ``reminder: true``)."""
     tags = message.metadata.get("tags")
@@ -174,7 +179,7 @@ class _Rules:
             and message.seq < applied.tail_start_seq
             and message.id != applied.compaction.boundary.id
         ):
-            return Hidden(f"before the compaction window of boundary {applied.compaction.boundary.id}")
+            return Hidden(before_window(applied.compaction.boundary.id))
         metadata = message.metadata
         if metadata and metadata.get("eligibleForModelContext") is False and message.kind is not Kind.COMPACT_BOUNDARY:
             return Hidden("eligibleForModelContext is false")

@@ -141,3 +141,46 @@ async def test_active_agent_name_is_refused_rather_than_accepted_and_ignored(cli
         "/chat", json={"sessionId": "s1", "provider": "openai", "model": "gpt-4.1", "agent": "plan"}
     )
     assert named.json()["agent"] == "plan"
+
+
+async def debug_pages(client: httpx.AsyncClient, limit: int) -> list[dict[str, object]]:
+    """Every debug record of session s1, walked page by page."""
+    records: list[dict[str, object]] = []
+    cursor = None
+    while True:
+        params = {"view": "debug", "limit": str(limit), **({"after": cursor} if cursor else {})}
+        page = (await client.get("/sessions/s1/projection", params=params)).json()
+        records += page["messages"]
+        cursor = page["nextCursor"]
+        if not page["hasMore"]:
+            return records
+
+
+async def test_every_debug_page_says_what_the_model_sees_of_its_messages(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await append(client, "s1", *(user(f"old {n}", id=f"o{n}") for n in range(4)))
+    await append(client, "s1", boundary("b1"), summary("b1", "Earlier: four questions.", id="sum1"))
+    await append(client, "s1", user("read it", id="n1"), tool_call("c1", "read", id="t1"))
+    await append(client, "s1", tool_result("c1", "read", "contents", id="t2"), user("thanks", id="n2"))
+    model = await model_view(client)
+    sent = set(sources(model))
+    for limit in (2, 3, 5, 100):
+        records = await debug_pages(client, limit)
+        assert [r["sourceMessageIds"][0] for r in records] == [  # type: ignore[index]
+            "o0",
+            "o1",
+            "o2",
+            "o3",
+            "b1",
+            "sum1",
+            "n1",
+            "t1",
+            "t2",
+            "n2",
+        ]
+        hidden = {r["sourceMessageIds"][0] for r in records if r["metadata"]["hiddenFromModel"]}  # type: ignore[index]
+        assert hidden == {"o0", "o1", "o2", "o3", "b1"}, limit
+        assert sent == {r["sourceMessageIds"][0] for r in records} - hidden  # type: ignore[index]
+    first = (await client.get("/sessions/s1/projection", params={"view": "debug", "limit": "2"})).json()
+    assert first["diagnostics"]["hiddenMessageIds"] == ["o0", "o1"]
+    assert "model: before the compaction window of boundary b1" in first["messages"][0]["metadata"]["notes"]
