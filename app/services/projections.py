@@ -6,6 +6,7 @@ debug page also reads the live history, in the same snapshot: what the model see
 depends on the whole window (the applied compaction, a call on an earlier page), never on the page alone.
 """
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 
 from app.engine.message import EngineMessage
@@ -117,3 +118,31 @@ async def _model_input(repository: MessageRepository, asked: ViewRequest) -> lis
     if asked.ctx.apply_compact_boundary:
         return await repository.live_history(asked.session_id)
     return await repository.from_seq(asked.session_id, FIRST_SEQ)
+
+
+async def later_pages(
+    database: Database, tenant_id: str, asked: ViewRequest, first: SessionView
+) -> AsyncIterator[Projection]:
+    """The rest of the walk ``first`` began, page by page, up to the message that was the session's last when
+    ``first`` was read: a document written page by page is the conversation its ETag names. Each page is its
+    own short snapshot, so no connection is held while a slow client reads. Seqs have no gaps, so the end is
+    known: a page that a replica does not hold yet (it answers nothing before the end) is read on the primary."""
+    seqs, end = first.seqs, first.session.last_seq
+    if not first.has_more:
+        return
+    while seqs and (min(seqs) > FIRST_SEQ if asked.backwards else max(seqs) < end):
+        after, before = (None, min(seqs)) if asked.backwards else (max(seqs), end + 1)
+        messages = await _page(database, tenant_id, asked, after, before, on_primary=False)
+        messages = messages or await _page(database, tenant_id, asked, after, before, on_primary=True)
+        seqs = [message.seq for message in messages]
+        yield project(asked.view, messages, asked.ctx)
+
+
+async def _page(
+    database: Database, tenant_id: str, asked: ViewRequest, after: int | None, before: int | None, *, on_primary: bool
+) -> list[EngineMessage]:
+    async with database.reading(on_primary=on_primary) as connection:
+        rows, _ = await MessageRepository(connection, tenant_id).page(
+            asked.session_id, limit=asked.limit, after_seq=after, before_seq=before, backwards=asked.backwards
+        )
+    return promote_all([to_persisted(row) for row in rows])
