@@ -1,6 +1,7 @@
 """Request and response bodies of the sessions, messages and runs endpoints."""
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, NotRequired, Self
 
@@ -14,6 +15,7 @@ from pydantic import (
     JsonValue,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -333,7 +335,6 @@ class ProjectionOptions(WireModel):
         default=None,
         description="Comma-separated media types the target reads (image/*, application/pdf); 'none' for text only.",
     )
-    redact: bool = Field(default=False, description="Export: mask secrets.")
 
     def to_context(self, *, provider: str | None = None, model: str | None = None) -> ProjectionContext:
         """The core's context; ``provider`` and ``model`` override the options' own (``/chat`` sets them)."""
@@ -350,7 +351,6 @@ class ProjectionOptions(WireModel):
             tool_result_soft_limit_chars=self.tool_result_soft_limit_chars,
             apply_compact_boundary=self.apply_compact_boundary,
             inject_runtime_reminder=self.inject_runtime_reminder,
-            redact=self.redact,
             readable_media=readable,
         )
 
@@ -360,12 +360,24 @@ class ProjectionQuery(ProjectionOptions):
 
     view: View
     format: Literal["json", "markdown"] = Field(default="json", description="Export: JSON or one Markdown document.")
+    redact: bool = Field(default=False, description="Export: mask secrets.")
     limit: int | None = Field(
         default=None, ge=1, description="Paged views (transcript, debug, export); at most PROJECTOR_MAX_PAGE_SIZE."
     )
     after: str | None = None
     before: str | None = None
     order: Literal["asc", "desc"] = "asc"
+
+    @field_validator("format", "redact")
+    @classmethod
+    def _export_only(cls, value: str | bool, info: ValidationInfo) -> str | bool:
+        """The export's own options, refused elsewhere rather than accepted and ignored."""
+        if value not in ("json", False) and info.data.get("view") is not View.EXPORT:
+            raise ValueError("only the export view takes it")
+        return value
+
+    def to_context(self, *, provider: str | None = None, model: str | None = None) -> ProjectionContext:
+        return replace(super().to_context(provider=provider, model=model), redact=self.redact)
 
 
 class ChatRequestBody(WireModel):

@@ -184,3 +184,18 @@ async def test_every_debug_page_says_what_the_model_sees_of_its_messages(client:
     first = (await client.get("/sessions/s1/projection", params={"view": "debug", "limit": "2"})).json()
     assert first["diagnostics"]["hiddenMessageIds"] == ["o0", "o1"]
     assert "model: before the compaction window of boundary b1" in first["messages"][0]["metadata"]["notes"]
+
+
+async def test_export_options_on_another_view_are_refused_rather_than_ignored(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    for view in ("transcript", "model", "compact", "debug"):
+        for param, value in (("redact", "true"), ("format", "markdown")):
+            response = await client.get("/sessions/s1/projection", params={"view": view, param: value})
+            assert response.status_code == 422, (view, param)
+            assert response.json()["errors"][0]["field"] == param
+    exported = await client.get("/sessions/s1/projection", params={"view": "export", "redact": "true"})
+    assert exported.status_code == 200
+    chat = await client.post(
+        "/chat", json={"sessionId": "s1", "provider": "openai", "model": "gpt-4.1", "projection": {"redact": True}}
+    )
+    assert chat.status_code == 422
