@@ -1,7 +1,7 @@
 """The live history: the messages from the newest complete compaction on, which the model view starts from.
 
-A boundary is *complete* when a ``compact_summary`` names it (``metadata.summaryForBoundaryId``, or for a
-summary opencode wrote, ``metadata.parentID``: the compaction request it answers) with non-blank text and is
+A boundary is *complete* when a ``compact_summary`` names it (``metadata.summaryForBoundaryId``, else
+``metadata.compactBoundaryId``, or for a summary opencode wrote, ``metadata.parentID``: the compaction request it answers) with non-blank text and is
 not flagged ``eligibleForModelContext: false``; only
 the newest complete boundary applies, so a failed or running compaction never replaces history. The live
 history is that compaction's summary, its kept tail (the messages after ``metadata.compactThroughMessageId``,
@@ -67,7 +67,9 @@ def summary_for(message: EngineMessage) -> str | None:
     return None
 
 
-_BOUNDARY_KEYS = ("summaryForBoundaryId", "parentID")
+_BOUNDARY_KEYS = ("summaryForBoundaryId", "compactBoundaryId", "parentID")
+"""Where a summary names its boundary: the design's key, the engine metadata's other boundary key, then
+opencode's compaction request."""
 
 
 def completes_its_boundary(message: EngineMessage) -> bool:

@@ -186,6 +186,16 @@ async def test_every_debug_page_says_what_the_model_sees_of_its_messages(client:
     assert "model: before the compaction window of boundary b1" in first["messages"][0]["metadata"]["notes"]
 
 
+async def test_a_summary_may_name_its_boundary_with_compact_boundary_id(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await append(client, "s1", user("old", id="u1"), boundary("b1"))
+    await append(client, "s1", runtime("compact_summary", "Earlier: old.", "sum1", compactBoundaryId="b1"))
+    await append(client, "s1", user("new", id="u2"))
+    view = await model_view(client)
+    assert view["diagnostics"]["appliedCompactBoundaryId"] == "b1"  # type: ignore[index]
+    assert sources(view) == ["sum1", "u2"]
+
+
 async def test_export_options_on_another_view_are_refused_rather_than_ignored(client: httpx.AsyncClient) -> None:
     await new_session(client)
     for view in ("transcript", "model", "compact", "debug"):
