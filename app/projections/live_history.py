@@ -1,9 +1,9 @@
 """The live history: the messages from the newest complete compaction on, which the model view starts from.
 
 A boundary is *complete* when a ``compact_summary`` names it (``metadata.summaryForBoundaryId``, else
-``metadata.compactBoundaryId``, or for a summary opencode wrote, ``metadata.parentID``: the compaction request it answers) with non-blank text and is
-not flagged ``eligibleForModelContext: false``; only
-the newest complete boundary applies, so a failed or running compaction never replaces history. The live
+``metadata.compactBoundaryId``, or for a summary opencode wrote, ``metadata.parentID``: the compaction
+request it answers) with non-blank text and is not flagged ``eligibleForModelContext: false``; only the
+newest complete boundary applies, so a failed or running compaction never replaces history. The live
 history is that compaction's summary, its kept tail (the messages after ``metadata.compactThroughMessageId``,
 when the boundary names one that precedes it) and everything after the boundary; with no complete compaction
 it is the whole history.
