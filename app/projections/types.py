@@ -8,7 +8,7 @@ from typing import Any, Literal
 from app.engine.kinds import Kind, Role
 from app.engine.persisted import Content
 
-PROJECTOR_VERSION = "1"
+PROJECTOR_VERSION = "2"
 """Bumped whenever a view's output changes for the same input; part of every projection ETag."""
 
 
