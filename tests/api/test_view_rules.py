@@ -1,14 +1,16 @@
 """The view rules over HTTP: flags, summaries, switch markers and the soft limit, as a client sees them."""
 
+from typing import Any
+
 import httpx
 
 from tests.api.wire import append, boundary, new_session, runtime, summary, tool_call, tool_result, user
 
 
-async def model_view(client: httpx.AsyncClient, **params: str) -> dict[str, object]:
+async def model_view(client: httpx.AsyncClient, **params: str) -> dict[str, Any]:
     response = await client.get("/sessions/s1/projection", params={"view": "model", **params})
     assert response.status_code == 200, response.text
-    body: dict[str, object] = response.json()
+    body: dict[str, Any] = response.json()
     return body
 
 
@@ -20,7 +22,7 @@ async def test_a_soft_limit_of_zero_never_cuts_a_tool_result(client: httpx.Async
     assert long_output not in str(cut["messages"])
     whole = await model_view(client, toolResultSoftLimitChars="0")
     assert long_output in str(whole["messages"])
-    assert whole["diagnostics"]["truncatedMessageIds"] == []  # type: ignore[index]
+    assert whole["diagnostics"]["truncatedMessageIds"] == []
     chat = await client.post(
         "/chat",
         json={
@@ -34,8 +36,8 @@ async def test_a_soft_limit_of_zero_never_cuts_a_tool_result(client: httpx.Async
     assert long_output in str(chat.json()["payload"]["messages"])
 
 
-def sources(view: dict[str, object]) -> list[str]:
-    return [source for message in view["messages"] for source in message["sourceMessageIds"]]  # type: ignore[attr-defined]
+def sources(view: dict[str, Any]) -> list[str]:
+    return [source for message in view["messages"] for source in message["sourceMessageIds"]]
 
 
 async def test_a_summary_not_eligible_for_the_model_is_never_sent_and_never_replaces_history(
@@ -59,13 +61,13 @@ async def test_a_summary_not_eligible_for_the_model_is_never_sent_and_never_repl
     view = await model_view(client)
     assert "sum2" not in sources(view)
     assert "rejected" not in str(view["messages"])
-    assert view["diagnostics"]["appliedCompactBoundaryId"] == "b1"  # type: ignore[index]
+    assert view["diagnostics"]["appliedCompactBoundaryId"] == "b1"
     assert sources(view) == ["sum1", "u2", "u3"]
 
     flagged = await client.patch("/sessions/s1/messages/sum1", json={"metadata": {"eligibleForModelContext": False}})
     assert flagged.status_code == 200, flagged.text
     view = await model_view(client)
-    assert view["diagnostics"]["appliedCompactBoundaryId"] is None  # type: ignore[index]
+    assert view["diagnostics"]["appliedCompactBoundaryId"] is None
     assert sources(view) == ["u1", "u2", "u3"]
 
 
@@ -84,11 +86,11 @@ async def test_a_model_switch_marker_is_a_runtime_fact_the_model_never_sees(clie
     assert "Model changed" not in str(chat.json()["payload"])
 
 
-def custom(text: str, id: str, **metadata: object) -> dict[str, object]:
+def custom(text: str, id: str, **metadata: object) -> dict[str, Any]:
     return {"id": id, "role": "user", "content": text, "metadata": {"runtimeKind": "custom", **metadata}}
 
 
-def bash_run(command: str, id: str, **metadata: object) -> dict[str, object]:
+def bash_run(command: str, id: str, **metadata: object) -> dict[str, Any]:
     facts = {"runtimeKind": "bash_execution", "command": command, "output": "ok", "exitCode": 0, **metadata}
     return {"id": id, "role": "user", "content": command, "metadata": facts}
 
@@ -143,9 +145,9 @@ async def test_active_agent_name_is_refused_rather_than_accepted_and_ignored(cli
     assert named.json()["agent"] == "plan"
 
 
-async def debug_pages(client: httpx.AsyncClient, limit: int) -> list[dict[str, object]]:
+async def debug_pages(client: httpx.AsyncClient, limit: int) -> list[dict[str, Any]]:
     """Every debug record of session s1, walked page by page."""
-    records: list[dict[str, object]] = []
+    records: list[dict[str, Any]] = []
     cursor = None
     while True:
         params = {"view": "debug", "limit": str(limit), **({"after": cursor} if cursor else {})}
@@ -164,23 +166,13 @@ async def test_every_debug_page_says_what_the_model_sees_of_its_messages(client:
     await append(client, "s1", tool_result("c1", "read", "contents", id="t2"), user("thanks", id="n2"))
     model = await model_view(client)
     sent = set(sources(model))
+    order = ["o0", "o1", "o2", "o3", "b1", "sum1", "n1", "t1", "t2", "n2"]
     for limit in (2, 3, 5, 100):
         records = await debug_pages(client, limit)
-        assert [r["sourceMessageIds"][0] for r in records] == [  # type: ignore[index]
-            "o0",
-            "o1",
-            "o2",
-            "o3",
-            "b1",
-            "sum1",
-            "n1",
-            "t1",
-            "t2",
-            "n2",
-        ]
-        hidden = {r["sourceMessageIds"][0] for r in records if r["metadata"]["hiddenFromModel"]}  # type: ignore[index]
+        assert [r["sourceMessageIds"][0] for r in records] == order
+        hidden = {r["sourceMessageIds"][0] for r in records if r["metadata"]["hiddenFromModel"]}
         assert hidden == {"o0", "o1", "o2", "o3", "b1"}, limit
-        assert sent == {r["sourceMessageIds"][0] for r in records} - hidden  # type: ignore[index]
+        assert sent == {r["sourceMessageIds"][0] for r in records} - hidden
     first = (await client.get("/sessions/s1/projection", params={"view": "debug", "limit": "2"})).json()
     assert first["diagnostics"]["hiddenMessageIds"] == ["o0", "o1"]
     assert "model: before the compaction window of boundary b1" in first["messages"][0]["metadata"]["notes"]
@@ -192,7 +184,7 @@ async def test_a_summary_may_name_its_boundary_with_compact_boundary_id(client: 
     await append(client, "s1", runtime("compact_summary", "Earlier: old.", "sum1", compactBoundaryId="b1"))
     await append(client, "s1", user("new", id="u2"))
     view = await model_view(client)
-    assert view["diagnostics"]["appliedCompactBoundaryId"] == "b1"  # type: ignore[index]
+    assert view["diagnostics"]["appliedCompactBoundaryId"] == "b1"
     assert sources(view) == ["sum1", "u2"]
 
 
