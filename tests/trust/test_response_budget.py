@@ -109,3 +109,9 @@ async def test_a_view_past_its_time_budget_is_503_while_the_server_keeps_answeri
         assert response.headers["content-type"] == "application/problem+json"
         small = await c.get("/sessions/s1/projection", params={"view": "export", "redact": "true", "limit": 1})
         assert small.status_code == 200 and "[REDACTED" in small.json()["messages"][0]["content"]
+
+
+async def test_the_streamed_markdown_export_reads_every_page_cut_by_the_budget(client: httpx.AsyncClient) -> None:
+    response = await client.get("/sessions/s1/projection", params={"view": "export", "format": "markdown"})
+    assert response.status_code == 200
+    assert all(f"{index}" + "x" * TEXT in response.text for index in range(10))
