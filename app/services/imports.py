@@ -99,11 +99,15 @@ async def import_file(
     nothing is stored; otherwise they are reported and the rest is stored."""
     if not data.strip():
         raise InvalidInput("body: the file is empty", field="body")
-    # Parsing a file of megabytes takes a while: off the event loop, so other requests keep being served.
+    # Parsing a file of megabytes and checking its messages take a while: off the event loop, so other
+    # requests keep being served.
     result = await asyncio.to_thread(parse_import, format, data, strict=strict, session_id=session_id)
-    prepared = [
-        _prepare(session, caller, settings, readers, strict=strict, live=live, now=now) for session in result.sessions
-    ]
+    prepared = await asyncio.to_thread(
+        lambda: [
+            _prepare(session, caller, settings, readers, strict=strict, live=live, now=now)
+            for session in result.sessions
+        ]
+    )
     for one in prepared:
         await _store(database, caller.tenant_id, settings, one)
     return ImportOutcome([one.outcome for one in prepared], result.report)
