@@ -9,6 +9,7 @@ from app.errors import Conflict, NotFound
 from app.services.size_limits import check_merged_metadata, check_row_fields
 from app.settings import Settings
 from app.store.database import Database
+from app.store.messages import PageBudget
 from app.store.metadata import merged_in_python
 from app.store.records import RunRecord
 from app.store.runs import RunRepository
@@ -79,6 +80,7 @@ async def page_runs(
     after: tuple[datetime, str] | None,
     before: tuple[datetime, str] | None,
     newest_first: bool,
+    budget: PageBudget,
 ) -> RunPage:
     """A session's runs by creation, walked from a key like the message listing: ``after`` towards newer,
     ``before`` towards older, from the oldest (or with ``newest_first`` the newest) without one."""
@@ -87,7 +89,7 @@ async def page_runs(
         if await SessionRepository(connection, tenant_id).get(session_id) is None:
             raise NotFound(f"session '{session_id}' does not exist")
         rows, has_more = await RunRepository(connection, tenant_id).page(
-            session_id, limit=limit, after=after, before=before, backwards=backwards
+            session_id, limit=limit, after=after, before=before, backwards=backwards, budget=budget
         )
     if backwards != newest_first:
         rows.reverse()

@@ -115,3 +115,19 @@ async def test_the_streamed_markdown_export_reads_every_page_cut_by_the_budget(c
     response = await client.get("/sessions/s1/projection", params={"view": "export", "format": "markdown"})
     assert response.status_code == 200
     assert all(f"{index}" + "x" * TEXT in response.text for index in range(10))
+
+
+async def test_a_page_of_runs_is_cut_by_their_stored_bytes(client: httpx.AsyncClient) -> None:
+    for index in range(5):
+        created = await client.post("/sessions/s1/runs", json={"id": f"r{index}", "system": "s" * 4_000})
+        assert created.status_code == 201
+    sizes, ids, cursor = [], [], {}
+    while True:
+        page = (await client.get("/sessions/s1/runs", params={"limit": 10, **cursor})).json()
+        sizes.append(len(page["runs"]))
+        ids += [run["id"] for run in page["runs"]]
+        if not page["hasMore"]:
+            break
+        cursor = {"after": page["nextCursor"]}
+    assert sizes == [2, 2, 1]
+    assert ids == [f"r{index}" for index in range(5)]
