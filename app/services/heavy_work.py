@@ -10,7 +10,8 @@ from anyio import fail_after, to_thread
 from app.errors import ServiceUnavailable
 
 OFF_LOOP_WEIGHT = 2_000
-"""About a millisecond of work: a content part, or a kilobyte of text, weighs one."""
+"""The weight from which a step runs in a worker thread: a content part, or a kilobyte of text, weighs one, so
+this is a few milliseconds of work."""
 
 TEXT_UNIT = 1024
 
@@ -19,6 +20,7 @@ T = TypeVar("T")
 
 
 async def run_weighed(weight: int, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``function(*args, **kwargs)``, in a worker thread when ``weight`` says it is heavy."""
     if weight < OFF_LOOP_WEIGHT:
         return function(*args, **kwargs)
     return await to_thread.run_sync(lambda: function(*args, **kwargs))
@@ -44,7 +46,7 @@ def content_weight(contents: Iterable[Any]) -> int:
     huge batch costs little."""
     weight = 0
     for content in contents:
-        weight += 1 + _text_weight(content) if isinstance(content, str) else sum(map(_part_weight, content))
+        weight += 1 + len(content) // TEXT_UNIT if isinstance(content, str) else sum(map(_part_weight, content))
         if weight >= OFF_LOOP_WEIGHT:
             break
     return weight
@@ -60,7 +62,3 @@ def _part_weight(part: Any) -> int:
         elif isinstance(value, dict):
             text += sum(len(inner) for inner in value.values() if isinstance(inner, str))
     return 1 + text // TEXT_UNIT
-
-
-def _text_weight(text: str) -> int:
-    return len(text) // TEXT_UNIT
