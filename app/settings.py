@@ -63,6 +63,12 @@ class Settings(BaseSettings):
     max_message_bytes: int = Field(default=16 * MIB, ge=1, description="Largest single message (content+metadata).")
     max_parts_per_message: int = Field(default=2_000, ge=1, description="Most content parts in one message.")
     max_batch_messages: int = Field(default=1_000, ge=1, description="Most messages in one append.")
+    max_request_parts: int = Field(
+        default=100_000,
+        ge=1,
+        description="Most content parts in one request, all its messages together (413 beyond): checked before "
+        "the parts are validated, which is what makes a body's memory grow.",
+    )
     max_metadata_bytes: int = Field(default=256 * 1024, ge=1, description="Largest metadata object.")
     max_json_depth: int = Field(
         default=64,
@@ -75,6 +81,20 @@ class Settings(BaseSettings):
     max_header_count: int = Field(default=100, ge=8, description="Most request headers (431).")
     default_page_size: int = Field(default=50, ge=1, description="Page size when `limit` is not given.")
     max_page_size: int = Field(default=500, ge=1, description="Largest `limit` accepted.")
+    max_response_bytes: int = Field(
+        default=32 * MIB,
+        ge=1,
+        description="Stored bytes one page of messages or of a paged view may hold; a page past it holds fewer "
+        "messages than `limit` (hasMore and nextCursor lead on), and a single larger message comes alone.",
+    )
+    max_response_parts: int = Field(
+        default=100_000, ge=1, description="Content parts one page may hold, cut like max_response_bytes."
+    )
+    view_timeout_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="Longest a view (building, redacting, encoding) may work in its worker thread; then 503.",
+    )
 
     # --- Context windows, compaction and pruning ---
     model_servers_by_provider: dict[str, ModelServerSetting] = Field(

@@ -30,7 +30,7 @@ from typing import Any
 from app.errors import NotFound, ServiceUnavailable
 from app.store.database import Database
 from app.store.events import Notice, NoticeKind
-from app.store.messages import MessageRepository
+from app.store.messages import MessageRepository, PageBudget
 from app.store.records import MessageRecord
 from app.store.sessions import SessionRepository
 
@@ -171,6 +171,8 @@ LiveEvent = MessageAppended | MessageAmended | SessionChanged | Resynced | Idle
 class StreamOptions:
     page_size: int
     """Messages read per query while catching up; one page is all a stream holds at a time."""
+    budget: PageBudget
+    """What that page may hold besides its count."""
     heartbeat_seconds: float
 
 
@@ -205,7 +207,7 @@ async def _events(
     tenant_id, session_id = subscription.key
     sent_seq = start_seq
     try:
-        async for message in _messages_after(database, tenant_id, session_id, sent_seq, options.page_size):
+        async for message in _messages_after(database, tenant_id, session_id, sent_seq, options):
             sent_seq = message.seq
             yield MessageAppended(message)
         while True:
@@ -218,7 +220,7 @@ async def _events(
                 return
             announced_seq, changes, resync_reason = subscription.take()
             if resync_reason is not None or announced_seq > sent_seq:
-                async for message in _messages_after(database, tenant_id, session_id, sent_seq, options.page_size):
+                async for message in _messages_after(database, tenant_id, session_id, sent_seq, options):
                     sent_seq = message.seq
                     yield MessageAppended(message)
             for change in changes:
@@ -232,13 +234,18 @@ async def _events(
 
 
 async def _messages_after(
-    database: Database, tenant_id: str, session_id: str, after_seq: int, page_size: int
+    database: Database, tenant_id: str, session_id: str, after_seq: int, options: StreamOptions
 ) -> AsyncIterator[MessageRecord]:
     """Every message after ``after_seq``, a page per short read: no connection is held while the client reads."""
     while True:
         async with database.reading(on_primary=True) as connection:
             rows, has_more = await MessageRepository(connection, tenant_id).page(
-                session_id, limit=page_size, after_seq=after_seq, before_seq=None, backwards=False
+                session_id,
+                limit=options.page_size,
+                after_seq=after_seq,
+                before_seq=None,
+                backwards=False,
+                budget=options.budget,
             )
         for row in rows:
             yield row

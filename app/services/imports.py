@@ -23,11 +23,12 @@ from app.importers.imported import ImportedMessage, ImportedSession, ImportRepor
 from app.importers.registry import parse_import
 from app.services.caller import Caller
 from app.services.intake import MessageInput, prepare_batch
+from app.services.size_limits import check_row_fields
 from app.settings import Settings
 from app.store.database import Database
 from app.store.messages import MessageRepository, NewMessage
 from app.store.sessions import SessionRepository
-from app.store.storable import refuse_unaddressable, storable_size
+from app.store.storable import refuse_unaddressable
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +99,15 @@ async def import_file(
     nothing is stored; otherwise they are reported and the rest is stored."""
     if not data.strip():
         raise InvalidInput("body: the file is empty", field="body")
-    # Parsing a file of megabytes takes a while: off the event loop, so other requests keep being served.
+    # Parsing a file of megabytes and checking its messages take a while: off the event loop, so other
+    # requests keep being served.
     result = await asyncio.to_thread(parse_import, format, data, strict=strict, session_id=session_id)
-    prepared = [
-        _prepare(session, caller, settings, readers, strict=strict, live=live, now=now) for session in result.sessions
-    ]
+    prepared = await asyncio.to_thread(
+        lambda: [
+            _prepare(session, caller, settings, readers, strict=strict, live=live, now=now)
+            for session in result.sessions
+        ]
+    )
     for one in prepared:
         await _store(database, caller.tenant_id, settings, one)
     return ImportOutcome([one.outcome for one in prepared], result.report)
@@ -121,7 +126,7 @@ def _prepare(
     readers.session_id(session.id)
     refuse_unaddressable(session.id, "sessionId")
     fields = {"title": session.title, "metadata": session.metadata, "model": session.model}
-    storable_size(fields, "", settings.max_json_depth)
+    check_row_fields(fields, settings)
     taken = session.messages[: session.settled] if live else session.messages
     outcome = SessionImport(session.id, pending=len(session.messages) - len(taken))
     messages: list[NewMessage] = []

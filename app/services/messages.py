@@ -4,14 +4,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from anyio import to_thread
+
 from app.engine.kinds import Kind
 from app.errors import Forbidden, InvalidInput, MessageConflict, NotFound
 from app.services.caller import Caller
+from app.services.heavy_work import content_weight, run_weighed
 from app.services.intake import MessageInput, prepare_batch
+from app.services.size_limits import check_merged_metadata
 from app.settings import Settings
 from app.store.database import Database
 from app.store.events import Notice, NoticeKind, notify
-from app.store.messages import AppendResult, MessageRepository
+from app.store.messages import AppendResult, MessageRepository, PageBudget
+from app.store.metadata import merged_in_python
 from app.store.records import MessageRecord
 from app.store.sessions import SessionRepository
 from app.store.storable import measure
@@ -31,7 +36,8 @@ async def append_messages(
     database: Database, caller: Caller, settings: Settings, session_id: str, inputs: list[MessageInput], now: datetime
 ) -> AppendResult:
     """Stores the batch whole or not at all; a retried id with the same content replays the stored message."""
-    batch = prepare_batch(inputs, caller, settings, now)
+    weight = content_weight(message.content for message in inputs)
+    batch = await run_weighed(weight, prepare_batch, inputs, caller, settings, now)
     async with database.transaction() as connection:
         repository = MessageRepository(connection, caller.tenant_id)
         last_seq = await repository.lock_session(session_id)
@@ -51,6 +57,11 @@ async def append_messages(
     return result
 
 
+def response_budget(settings: Settings) -> PageBudget:
+    """What one page may hold besides its count, so a page's memory is bounded by settings."""
+    return PageBudget(max_bytes=settings.max_response_bytes, max_parts=settings.max_response_parts)
+
+
 async def page_messages(
     database: Database,
     tenant_id: str,
@@ -61,14 +72,15 @@ async def page_messages(
     before_seq: int | None,
     backwards: bool,
     newest_first: bool,
+    budget: PageBudget,
 ) -> MessagePage:
-    """``limit`` messages next to the cursor, walked ``backwards`` (towards older) or not, and answered
-    newest first or oldest first."""
+    """``limit`` messages next to the cursor (fewer past the ``budget``), walked ``backwards`` (towards
+    older) or not, and answered newest first or oldest first."""
     async with database.reading() as connection:
         if await SessionRepository(connection, tenant_id).get(session_id) is None:
             raise NotFound(f"session '{session_id}' does not exist")
         rows, has_more = await MessageRepository(connection, tenant_id).page(
-            session_id, limit=limit, after_seq=after_seq, before_seq=before_seq, backwards=backwards
+            session_id, limit=limit, after_seq=after_seq, before_seq=before_seq, backwards=backwards, budget=budget
         )
     if backwards != newest_first:
         rows.reverse()
@@ -94,11 +106,13 @@ async def amend_message(
             raise InvalidInput(f"metadata.{key}: fixed when the message is written", field=f"metadata.{key}")
     async with database.transaction() as connection:
         repository = MessageRepository(connection, caller.tenant_id)
-        current = await repository.get(session_id, message_id)
+        current = await repository.get(session_id, message_id, lock=True)
         if current is None:
             raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")
         if not caller.may_write_kind(Kind(current.kind)):
             raise Forbidden(f"only a runtime key may amend a {current.kind} message")
+        merged = merged_in_python(current.metadata, changes)
+        await to_thread.run_sync(_check_amended_size, current.content, merged, settings)
         row = await repository.amend_metadata(session_id, message_id, changes, unusual_text=measured.unusual_text)
         if row is not None:
             details = {"messageId": message_id}
@@ -109,3 +123,10 @@ async def amend_message(
         # Only a session deleted between the two statements gets here.
         raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")
     return row
+
+
+def _check_amended_size(content: object, merged: dict[str, Any], settings: Settings) -> None:
+    """The message as amended within the limits an append holds it to; off the event loop, as the content
+    may be megabytes."""
+    content_size = measure(content, "content", settings.max_json_depth).size
+    check_merged_metadata(merged, "metadata", settings, other_bytes=content_size)

@@ -6,6 +6,7 @@ debug page also reads the live history, in the same snapshot: what the model see
 depends on the whole window (the applied compaction, a call on an earlier page), never on the page alone.
 """
 
+import hashlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 
@@ -15,8 +16,9 @@ from app.errors import NotFound
 from app.projections.live_history import FIRST_SEQ
 from app.projections.projector import project
 from app.projections.types import PROJECTOR_VERSION, Projection, ProjectionContext, View
+from app.services.heavy_work import content_weight, run_weighed, run_within
 from app.store.database import Database
-from app.store.messages import MessageRepository, to_persisted
+from app.store.messages import MessageRepository, PageBudget, to_persisted
 from app.store.records import SessionRecord
 from app.store.runs import RunRepository
 from app.store.sessions import SessionRepository
@@ -34,6 +36,10 @@ class ViewRequest:
     parameters_digest: str
     """Changes with any parameter of the request: part of the ETag."""
     limit: int
+    budget: PageBudget
+    """What one page may hold besides its count (the paged views)."""
+    timeout_seconds: float
+    """How long building the view may take."""
     after_seq: int | None = None
     before_seq: int | None = None
     backwards: bool = False
@@ -57,8 +63,14 @@ class SessionView:
 
 def view_etag(session_id: str, session: SessionRecord, parameters_digest: str) -> str:
     """Changes exactly when the view could: a new message (last seq), an amendment (revision), other
-    parameters, or a new projector version."""
-    return f'W/"p:{session_id}:{session.last_seq}:{session.revision}:{parameters_digest}:{PROJECTOR_VERSION}"'
+    parameters, or a new projector version. The session id goes in as a digest: an id is any printable text,
+    and a header carries Latin-1 only and an ETag no ``"``."""
+    version = f"{session_id_digest(session_id)}:{session.last_seq}:{session.revision}"
+    return f'W/"p:{version}:{parameters_digest}:{PROJECTOR_VERSION}"'
+
+
+def session_id_digest(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:
@@ -95,7 +107,10 @@ async def view_session(
         ctx = asked.ctx
         if asked.view in PRODUCER_VIEWS:
             ctx = replace(ctx, run_models=await RunRepository(connection, tenant_id).models(asked.session_id))
-    projection = project(asked.view, messages, ctx, window=window)
+    # Building a view (redacting an export above all) is linear but can be seconds on a large page: it runs
+    # in a worker thread within the view's time budget.
+    weight = content_weight(message.content for message in [*messages, *(window or ())])
+    projection = await run_within(asked.timeout_seconds, weight, project, asked.view, messages, ctx, window=window)
     return SessionView(etag, session, projection, [message.seq for message in messages], has_more)
 
 
@@ -109,6 +124,7 @@ async def _messages_for(repository: MessageRepository, asked: ViewRequest) -> tu
         after_seq=asked.after_seq,
         before_seq=asked.before_seq,
         backwards=asked.backwards,
+        budget=asked.budget,
     )
     return promote_all([to_persisted(row) for row in rows]), has_more
 
@@ -135,7 +151,8 @@ async def later_pages(
         messages = await _page(database, tenant_id, asked, after, before, on_primary=False)
         messages = messages or await _page(database, tenant_id, asked, after, before, on_primary=True)
         seqs = [message.seq for message in messages]
-        yield project(asked.view, messages, asked.ctx)
+        weight = content_weight(message.content for message in messages)
+        yield await run_weighed(weight, project, asked.view, messages, asked.ctx)
 
 
 async def _page(
@@ -143,6 +160,11 @@ async def _page(
 ) -> list[EngineMessage]:
     async with database.reading(on_primary=on_primary) as connection:
         rows, _ = await MessageRepository(connection, tenant_id).page(
-            asked.session_id, limit=asked.limit, after_seq=after, before_seq=before, backwards=asked.backwards
+            asked.session_id,
+            limit=asked.limit,
+            after_seq=after,
+            before_seq=before,
+            backwards=asked.backwards,
+            budget=asked.budget,
         )
     return promote_all([to_persisted(row) for row in rows])

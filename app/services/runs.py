@@ -6,12 +6,15 @@ from datetime import datetime
 from typing import Any
 
 from app.errors import Conflict, NotFound
+from app.services.size_limits import check_merged_metadata, check_row_fields
 from app.settings import Settings
 from app.store.database import Database
+from app.store.messages import PageBudget
+from app.store.metadata import merged_in_python
 from app.store.records import RunRecord
 from app.store.runs import RunRepository
 from app.store.sessions import SessionRepository
-from app.store.storable import refuse_unaddressable, storable_size
+from app.store.storable import refuse_unaddressable
 
 
 def new_run_id() -> str:
@@ -28,7 +31,7 @@ async def create_run(
 ) -> RunRecord:
     """``run_settings`` are keyed by their wire names (one word each), so a refusal names the field."""
     refuse_unaddressable(run_id, "id")
-    storable_size(run_settings, "", settings.max_json_depth)
+    check_row_fields(run_settings, settings)
     async with database.transaction() as connection:
         if await SessionRepository(connection, tenant_id).get(session_id) is None:
             raise NotFound(f"session '{session_id}' does not exist")
@@ -47,13 +50,17 @@ async def get_run(database: Database, tenant_id: str, session_id: str, run_id: s
 async def amend_run(
     database: Database, settings: Settings, tenant_id: str, session_id: str, run_id: str, changes: dict[str, Any]
 ) -> RunRecord:
-    """Replaces ``usage`` and ``result``, merges ``metadata``; no changes reads the run as it is."""
-    storable_size(changes, "", settings.max_json_depth)
+    """Replaces ``usage`` and ``result``, merges ``metadata``; no changes reads the run as it is. The run
+    as amended (its merged metadata too) is held to the limits a new run is."""
+    check_row_fields(changes, settings)
     async with database.transaction() as connection:
         repository = RunRepository(connection, tenant_id)
-        row = (
-            await repository.amend(session_id, run_id, changes) if changes else await repository.get(session_id, run_id)
-        )
+        current = _found(await repository.get(session_id, run_id, lock=bool(changes)), session_id, run_id)
+        if not changes:
+            return current
+        if "metadata" in changes:
+            check_merged_metadata(merged_in_python(current.metadata, changes["metadata"]), "metadata", settings)
+        row = await repository.amend(session_id, run_id, changes)
     return _found(row, session_id, run_id)
 
 
@@ -73,6 +80,7 @@ async def page_runs(
     after: tuple[datetime, str] | None,
     before: tuple[datetime, str] | None,
     newest_first: bool,
+    budget: PageBudget,
 ) -> RunPage:
     """A session's runs by creation, walked from a key like the message listing: ``after`` towards newer,
     ``before`` towards older, from the oldest (or with ``newest_first`` the newest) without one."""
@@ -81,7 +89,7 @@ async def page_runs(
         if await SessionRepository(connection, tenant_id).get(session_id) is None:
             raise NotFound(f"session '{session_id}' does not exist")
         rows, has_more = await RunRepository(connection, tenant_id).page(
-            session_id, limit=limit, after=after, before=before, backwards=backwards
+            session_id, limit=limit, after=after, before=before, backwards=backwards, budget=budget
         )
     if backwards != newest_first:
         rows.reverse()

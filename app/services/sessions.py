@@ -6,11 +6,12 @@ from datetime import datetime
 from typing import Any
 
 from app.errors import Conflict, NotFound
+from app.services.size_limits import check_row_fields
 from app.settings import Settings
 from app.store.database import Database
 from app.store.records import SessionRecord
 from app.store.sessions import SessionRepository
-from app.store.storable import refuse_unaddressable, storable_size
+from app.store.storable import refuse_unaddressable
 
 
 def new_session_id() -> str:
@@ -29,7 +30,7 @@ async def create_session(
     context_window_tokens: int | None,
 ) -> SessionRecord:
     refuse_unaddressable(session_id, "id")
-    storable_size({"title": title, "metadata": metadata, "model": model}, "", settings.max_json_depth)
+    check_row_fields({"title": title, "metadata": metadata, "model": model}, settings)
     async with database.transaction() as connection:
         row = await SessionRepository(connection, tenant_id).create(
             session_id, title=title, metadata=metadata, model=model, context_window_tokens=context_window_tokens

@@ -43,18 +43,27 @@ _PERSISTED_COLUMNS = select_list([field.name for field in dataclasses.fields(Per
 """``PersistedMessage``'s fields in declaration order: the row ``promote_rows`` takes."""
 
 _SCOPE = "tenant_id = $1 AND session_id = $2"
-_PAGE_SQL = {
-    (has_after, has_before, backwards): (
-        f"SELECT {_READ_COLUMNS} FROM messages WHERE {_SCOPE}"  # noqa: S608
-        + (" AND seq > $4" if has_after else "")
-        + (f" AND seq < ${5 if has_after else 4}" if has_before else "")
-        + (" ORDER BY seq DESC" if backwards else " ORDER BY seq")
-        + " LIMIT $3"
-    )
-    for has_after in (False, True)
-    for has_before in (False, True)
-    for backwards in (False, True)
-}
+
+
+def _page_sql(columns: str) -> dict[tuple[bool, bool, bool], str]:
+    """A page's query for each (after, before, backwards), selecting ``columns``."""
+    return {
+        (has_after, has_before, backwards): (
+            f"SELECT {columns} FROM messages WHERE {_SCOPE}"  # noqa: S608
+            + (" AND seq > $4" if has_after else "")
+            + (f" AND seq < ${5 if has_after else 4}" if has_before else "")
+            + (" ORDER BY seq DESC" if backwards else " ORDER BY seq")
+            + " LIMIT $3"
+        )
+        for has_after in (False, True)
+        for has_before in (False, True)
+        for backwards in (False, True)
+    }
+
+
+_PAGE_SQL = _page_sql(_READ_COLUMNS)
+_PAGE_SIZES_SQL = _page_sql("content_bytes + metadata_bytes, content_parts")
+"""The same page's stored sizes, read from the generated size columns without touching content."""
 _FROM_SEQ_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND seq >= $3 ORDER BY seq"  # noqa: S608
 _BY_KINDS_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND kind = ANY($3::text[]) ORDER BY seq"  # noqa: S608
 _GET_SQL = f"SELECT {_READ_COLUMNS} FROM messages WHERE {_SCOPE} AND id = $3"  # noqa: S608
@@ -92,6 +101,25 @@ class NewMessage:
     def same_fact_as(self, stored: "NewMessage | MessageRecord") -> bool:
         """A retry is the same message when what happened is the same; metadata may have been amended."""
         return stored.role == self.role and stored.content == self.content and stored.run_id == self.run_id
+
+
+@dataclass(frozen=True, slots=True)
+class PageBudget:
+    """How much one page may hold, besides its count: stored bytes (content and metadata) and content parts.
+    A single message larger than the budget still makes a page alone, so a walk always moves on."""
+
+    max_bytes: int
+    max_parts: int
+
+    def rows_within(self, sizes: Sequence[tuple[int, int]]) -> int:
+        """How many of the leading rows (their (bytes, parts)) fit; at least one when there is one."""
+        total_bytes = total_parts = 0
+        for taken, (size, parts) in enumerate(sizes):
+            total_bytes += size
+            total_parts += parts
+            if taken and (total_bytes > self.max_bytes or total_parts > self.max_parts):
+                return taken
+        return len(sizes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,18 +259,34 @@ class MessageRepository:
         return AppendResult(messages=[stored[message.id] for message in batch], created=len(new_rows), conflicts=[])
 
     async def page(
-        self, session_id: str, *, limit: int, after_seq: int | None, before_seq: int | None, backwards: bool
+        self,
+        session_id: str,
+        *,
+        limit: int,
+        after_seq: int | None,
+        before_seq: int | None,
+        backwards: bool,
+        budget: PageBudget | None = None,
     ) -> tuple[list[MessageRecord], bool]:
-        """The ``limit`` rows next to the cursor in walk order (newest first when ``backwards``), and whether
-        more lie beyond them."""
-        parameters: list[Any] = [self._tenant, session_id, limit + 1]
-        parameters += [seq for seq in (after_seq, before_seq) if seq is not None]
-        sql = _PAGE_SQL[after_seq is not None, before_seq is not None, backwards]
-        rows = _records(await (await self._driver()).fetch(sql, *parameters))
+        """The ``limit`` rows next to the cursor in walk order (newest first when ``backwards``), fewer when
+        they pass the ``budget``, and whether more lie beyond them. Reads within the caller's snapshot."""
+        cursors = [seq for seq in (after_seq, before_seq) if seq is not None]
+        shape = after_seq is not None, before_seq is not None, backwards
+        driver = await self._driver()
+        if budget is not None:
+            sizes = await driver.fetch(_PAGE_SIZES_SQL[shape], self._tenant, session_id, limit + 1, *cursors)
+            fitting = budget.rows_within([(row[0], row[1]) for row in sizes])
+            if fitting < min(limit, len(sizes)):
+                # Cut by the budget: the same snapshot reads exactly the rows that fit, and more lie beyond.
+                rows = _records(await driver.fetch(_PAGE_SQL[shape], self._tenant, session_id, fitting, *cursors))
+                return rows, True
+        rows = _records(await driver.fetch(_PAGE_SQL[shape], self._tenant, session_id, limit + 1, *cursors))
         return rows[:limit], len(rows) > limit
 
-    async def get(self, session_id: str, message_id: str) -> MessageRecord | None:
-        row = await (await self._driver()).fetchrow(_GET_SQL, self._tenant, session_id, message_id)
+    async def get(self, session_id: str, message_id: str, *, lock: bool = False) -> MessageRecord | None:
+        """With ``lock``, the row stays locked until the transaction ends (an amendment checks, then writes)."""
+        sql = _GET_SQL + " FOR UPDATE" if lock else _GET_SQL
+        row = await (await self._driver()).fetchrow(sql, self._tenant, session_id, message_id)
         return _records([row])[0] if row is not None else None
 
     async def amend_metadata(

@@ -13,3 +13,12 @@ def merged_metadata(column: ColumnElement[Any], changes: dict[str, Any]) -> Colu
     if removed:
         merged = merged.op("-", return_type=JSONB)(bindparam("removed_metadata", removed, type_=ARRAY(Text)))
     return merged
+
+
+def merged_in_python(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """What ``merged_metadata`` will store, worked out before the write, so its size can be checked."""
+    merged = {**current, **{key: value for key, value in changes.items() if value is not None}}
+    for key, value in changes.items():
+        if value is None:
+            merged.pop(key, None)
+    return merged

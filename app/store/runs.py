@@ -8,6 +8,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.store.escaped_text import escape_fields, unescape_record, unescape_strings
+from app.store.messages import PageBudget
 from app.store.metadata import merged_metadata
 from app.store.records import RunRecord, core_columns
 from app.store.tables import runs, sessions
@@ -43,8 +44,10 @@ class RunRepository:
         )
         return unescape_record(RunRecord._make(row))
 
-    async def get(self, session_id: str, run_id: str) -> RunRecord | None:
-        row = (await self._db.execute(select(*RUN_COLUMNS).where(*self._where(session_id, run_id)))).first()
+    async def get(self, session_id: str, run_id: str, *, lock: bool = False) -> RunRecord | None:
+        """With ``lock``, the row stays locked until the transaction ends (an amendment checks, then writes)."""
+        statement = select(*RUN_COLUMNS).where(*self._where(session_id, run_id))
+        row = (await self._db.execute(statement.with_for_update() if lock else statement)).first()
         return unescape_record(RunRecord._make(row)) if row else None
 
     async def amend(self, session_id: str, run_id: str, changes: dict[str, Any]) -> RunRecord | None:
@@ -70,18 +73,25 @@ class RunRepository:
         after: tuple[datetime, str] | None,
         before: tuple[datetime, str] | None,
         backwards: bool,
+        budget: PageBudget,
     ) -> tuple[list[RunRecord], bool]:
         """The ``limit`` runs next to a key (``(created_at, id)``, exclusive) in walk order, newest first when
-        ``backwards``, and whether more lie beyond them."""
+        ``backwards``, fewer when they pass the ``budget``'s bytes, and whether more lie beyond them."""
         key = tuple_(runs.c.created_at, runs.c.id)
-        statement = select(*RUN_COLUMNS).where(runs.c.tenant_id == self._tenant, runs.c.session_id == session_id)
+        where = [runs.c.tenant_id == self._tenant, runs.c.session_id == session_id]
         if after is not None:
-            statement = statement.where(key > tuple_(*after))
+            where.append(key > tuple_(*after))
         if before is not None:
-            statement = statement.where(key < tuple_(*before))
+            where.append(key < tuple_(*before))
         order = (runs.c.created_at.desc(), runs.c.id.desc()) if backwards else (runs.c.created_at, runs.c.id)
-        rows = (await self._db.execute(statement.order_by(*order).limit(limit + 1))).all()
-        return [unescape_record(RunRecord._make(row)) for row in rows[:limit]], len(rows) > limit
+        sizes = await self._db.execute(select(runs.c.stored_bytes).where(*where).order_by(*order).limit(limit + 1))
+        sized = [(size, 0) for (size,) in sizes]
+        fitting = budget.rows_within(sized)
+        cut = fitting < min(limit, len(sized))
+        statement = select(*RUN_COLUMNS).where(*where).order_by(*order).limit(fitting if cut else limit + 1)
+        rows = (await self._db.execute(statement)).all()
+        records = [unescape_record(RunRecord._make(row)) for row in rows[:limit]]
+        return records, cut or len(rows) > limit
 
     async def models(self, session_id: str) -> dict[str, object]:
         """Model reference per run (as stored), for assistant messages that do not name the model that wrote

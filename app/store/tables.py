@@ -73,6 +73,19 @@ runs = Table(
     Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    # The run's stored size, every field together, so a page of runs is cut by bytes without reading them.
+    Column(
+        "stored_bytes",
+        Integer,
+        Computed(
+            "coalesce(octet_length(agent), 0) + coalesce(octet_length((model)::text), 0)"
+            " + coalesce(octet_length(system), 0) + coalesce(octet_length((tools)::text), 0)"
+            " + coalesce(octet_length(variant), 0) + coalesce(octet_length((format)::text), 0)"
+            " + coalesce(octet_length((usage)::text), 0) + coalesce(octet_length((result)::text), 0)"
+            " + octet_length((metadata)::text)",
+            persisted=True,
+        ),
+    ),
     PrimaryKeyConstraint("tenant_id", "session_id", "id"),
     ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
     Index("ix_runs_tenant_id_session_id_created_at_id", "tenant_id", "session_id", "created_at", "id"),
@@ -108,6 +121,17 @@ messages = Table(
     Column("tool_calls", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
     Column("tool_results", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
     Column("tool_errors", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    # Each message's stored size, so pages are cut by bytes and parts without reading content.
+    Column("content_bytes", Integer, Computed("octet_length((content)::text)", persisted=True)),
+    Column(
+        "content_parts",
+        Integer,
+        Computed(
+            "CASE WHEN (json_typeof(content) = 'array'::text) THEN json_array_length(content) ELSE 1 END",
+            persisted=True,
+        ),
+    ),
+    Column("metadata_bytes", Integer, Computed("octet_length((metadata)::text)", persisted=True)),
     PrimaryKeyConstraint("tenant_id", "session_id", "seq"),
     UniqueConstraint("tenant_id", "session_id", "id"),
     ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),

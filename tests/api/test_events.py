@@ -23,6 +23,8 @@ from app.services.events import (
     Subscription,
     follow_session,
 )
+from app.services.messages import response_budget
+from app.settings import Settings
 from app.store.events import Notice, NoticeKind
 from app.store.messages import MessageRepository
 from app.store.records import MessageRecord
@@ -205,7 +207,7 @@ async def test_a_stream_that_falls_behind_resyncs_from_the_database_instead_of_q
     await new_session(client, "slow")
     await append(client, "slow", user("one", id="m1"))
     hub = EventHub(max_streams=1, queue_size=3)
-    options = StreamOptions(page_size=50, heartbeat_seconds=5)
+    options = StreamOptions(page_size=50, budget=response_budget(Settings()), heartbeat_seconds=5)
     events = await follow_session(app.state.database, hub, "default", "slow", after_seq=0, options=options)
     assert await anext(events) == MessageAppended(await message_record(app, "m1"))
 

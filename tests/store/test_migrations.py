@@ -168,3 +168,21 @@ async def test_model_references_stored_as_text_come_through_as_the_same_strings(
     finally:
         await connection.close()
     assert (session_model, run_model) == ("anthropic/claude-sonnet-4-5", "string:gpt-5")
+
+
+async def test_messages_stored_before_the_size_columns_get_their_sizes(empty_database: str) -> None:
+    await populated_at_0004(empty_database)
+    await asyncio.to_thread(migrations.upgrade, empty_database)
+    connection = await asyncpg.connect(plain_dsn(empty_database))
+    try:
+        rows = await connection.fetch(
+            "SELECT content::text AS content, metadata::text AS metadata, content_bytes, content_parts,"
+            " metadata_bytes FROM messages ORDER BY seq"
+        )
+    finally:
+        await connection.close()
+    parts = [1 if isinstance(content, str) else len(content) for _, _, _, content, _ in STORED_BEFORE]
+    assert [row["content_parts"] for row in rows] == parts
+    for row in rows:
+        assert row["content_bytes"] == len(row["content"].encode())
+        assert row["metadata_bytes"] == len(row["metadata"].encode())

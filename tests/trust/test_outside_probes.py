@@ -184,3 +184,13 @@ async def test_a_405_lists_every_method_of_the_path(keyed_app: FastAPI, method: 
     assert response.status_code == 405
     assert response.headers["content-type"] == PROBLEM
     assert response.headers["allow"] == allowed
+
+
+@pytest.mark.parametrize(
+    ("path", "parameter"),
+    [("/search?q=C%00", "q"), ("/search?q=a&tool=b%00", "tool"), ("/sessions/s1/search?q=%00x", "q")],
+)
+async def test_a_nul_in_search_text_is_422_not_a_database_error(
+    client: httpx.AsyncClient, path: str, parameter: str
+) -> None:
+    problem_naming(await client.get(path), 422, parameter)

@@ -5,11 +5,12 @@ from fastapi import APIRouter, Request, Response
 from app.api.bodies import chat_ask, diagnostics_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.idempotency import WRITES_NOTHING
+from app.api.off_loop import OffLoopRoute
 from app.api.responses import OrjsonResponse
 from app.api.schemas import ChatRequestBody, ChatResponseBody
 from app.services.chat import build_chat
 
-router = APIRouter(tags=["chat"])
+router = APIRouter(route_class=OffLoopRoute, tags=["chat"])
 
 
 @router.post("/chat", response_model=ChatResponseBody, openapi_extra=WRITES_NOTHING)

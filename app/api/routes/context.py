@@ -11,12 +11,13 @@ from fastapi import APIRouter, Query, Request, Response
 
 from app.api.bodies import compaction_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
+from app.api.off_loop import OffLoopRoute
 from app.api.responses import OrjsonResponse
 from app.api.schemas import CompactionRequest, ContextQuery, PathId, PruneRequest
 from app.services import compaction, pruning
 from app.services.context_report import report_context
 
-router = APIRouter(prefix="/sessions/{session_id}", tags=["context"])
+router = APIRouter(route_class=OffLoopRoute, prefix="/sessions/{session_id}", tags=["context"])
 
 
 @router.get("/context")

@@ -34,6 +34,7 @@ from app.services.events import (
     StreamOptions,
     follow_session,
 )
+from app.services.messages import response_budget
 from app.store.events import NoticeKind
 
 log = logging.getLogger("projector.events")
@@ -71,7 +72,7 @@ async def follow(
     last_event_id: Annotated[str | None, Header(description="The last seq received; wins over `after`.")] = None,
 ) -> StreamingResponse:
     """The session's changes as they commit, from any process; reconnect with ``Last-Event-ID`` to resume."""
-    options = StreamOptions(settings.default_page_size, settings.events_heartbeat_seconds)
+    options = StreamOptions(settings.default_page_size, response_budget(settings), settings.events_heartbeat_seconds)
     hub = request.app.state.events
     after_seq = resume_seq(session_id, last_event_id, after)
     events = await follow_session(database, hub, principal.tenant_id, session_id, after_seq=after_seq, options=options)

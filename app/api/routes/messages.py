@@ -7,12 +7,14 @@ from fastapi import APIRouter, Query, Response
 
 from app.api.bodies import message_body, message_inputs
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
+from app.api.off_loop import OffLoopRoute
 from app.api.paging import page_limit, read_walk
-from app.api.responses import OrjsonResponse
+from app.api.responses import EncodedJsonResponse, OrjsonResponse, encode_json, json_answer
 from app.api.schemas import AppendMessagesRequest, MessageOut, MessagePage, MessagesOut, PatchMessageRequest, PathId
 from app.services import messages
+from app.services.heavy_work import content_weight, run_weighed
 
-router = APIRouter(prefix="/sessions/{session_id}/messages", tags=["messages"])
+router = APIRouter(route_class=OffLoopRoute, prefix="/sessions/{session_id}/messages", tags=["messages"])
 
 
 @router.post("", status_code=201, response_model=MessagesOut, responses={200: {"model": MessagesOut}})
@@ -24,13 +26,11 @@ async def append_messages(
     settings: SettingsDep,
 ) -> Response:
     principal.require_writer()
-    result = await messages.append_messages(
-        database, principal, settings, session_id, message_inputs(body), datetime.now(UTC)
-    )
-    return OrjsonResponse(
-        {"messages": [message_body(row) for row in result.messages]},
-        status_code=201 if result.created else 200,
-    )
+    inputs = await run_weighed(content_weight(message.content for message in body.messages), message_inputs, body)
+    result = await messages.append_messages(database, principal, settings, session_id, inputs, datetime.now(UTC))
+    answer = {"messages": [message_body(row) for row in result.messages]}
+    encoded = await run_weighed(content_weight(row.content for row in inputs), encode_json, answer)
+    return EncodedJsonResponse(encoded, status_code=201 if result.created else 200)
 
 
 @router.get("", response_model=MessagePage)
@@ -55,14 +55,11 @@ async def list_messages(
         before_seq=walk.before_seq,
         backwards=walk.backwards,
         newest_first=order == "desc",
+        budget=messages.response_budget(settings),
     )
-    return OrjsonResponse(
-        {
-            "messages": [message_body(row) for row in page.messages],
-            "nextCursor": walk.next_cursor([row.seq for row in page.messages]),
-            "hasMore": page.has_more,
-        }
-    )
+    bodies = [message_body(row) for row in page.messages]
+    rest = {"nextCursor": walk.next_cursor([row.seq for row in page.messages]), "hasMore": page.has_more}
+    return json_answer({}, "messages", bodies, rest, weight=content_weight(row.content for row in page.messages))
 
 
 @router.get("/{message_id}", response_model=MessageOut)

@@ -10,9 +10,11 @@ from app.api.bodies import diagnostics_body, projected_bodies
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.markdown_export import markdown_response
 from app.api.paging import Walk, page_limit, read_walk
-from app.api.responses import OrjsonResponse
+from app.api.responses import json_answer
 from app.api.schemas import PathId, ProjectionOut, ProjectionQuery
 from app.projections.types import View
+from app.services.heavy_work import content_weight
+from app.services.messages import response_budget
 from app.services.projections import NotModified, SessionView, ViewRequest, later_pages, view_session
 from app.settings import Settings
 
@@ -50,6 +52,8 @@ async def get_projection(
         ctx=query.to_context(),
         parameters_digest=parameters_digest(query),
         limit=page_size(query, settings),
+        budget=response_budget(settings),
+        timeout_seconds=settings.view_timeout_seconds,
         after_seq=walk.after_seq,
         before_seq=walk.before_seq,
         backwards=walk.backwards,
@@ -73,14 +77,12 @@ def page_size(query: ProjectionQuery, settings: Settings) -> int:
 
 
 def view_response(query: ProjectionQuery, answer: SessionView, walk: Walk) -> Response:
-    headers = cache_headers(answer.etag)
-    body: dict[str, Any] = {
-        "view": str(query.view),
-        "sessionId": walk.session_id,
-        "messages": projected_bodies(answer.projection.messages),
-        "diagnostics": diagnostics_body(answer.projection.diagnostics),
-    }
+    """The view as JSON; a large one is written in pieces from a worker thread."""
+    projected = answer.projection.messages
+    rest: dict[str, Any] = {"diagnostics": diagnostics_body(answer.projection.diagnostics)}
     if answer.has_more is not None:
-        body["nextCursor"] = walk.next_cursor(answer.seqs)
-        body["hasMore"] = answer.has_more
-    return OrjsonResponse(body, headers=headers)
+        rest |= {"nextCursor": walk.next_cursor(answer.seqs), "hasMore": answer.has_more}
+    head = {"view": str(query.view), "sessionId": walk.session_id}
+    weight = content_weight(message.content for message in projected)
+    headers = cache_headers(answer.etag)
+    return json_answer(head, "messages", projected_bodies(projected), rest, weight=weight, headers=headers)

@@ -6,12 +6,13 @@ from fastapi import APIRouter, Query, Response
 
 from app.api.bodies import run_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
+from app.api.off_loop import OffLoopRoute
 from app.api.paging import page_limit, read_run_walk
 from app.api.responses import OrjsonResponse
 from app.api.schemas import CreateRunRequest, PatchRunRequest, PathId, RunOut, RunPage
-from app.services import runs
+from app.services import messages, runs
 
-router = APIRouter(prefix="/sessions/{session_id}/runs", tags=["runs"])
+router = APIRouter(route_class=OffLoopRoute, prefix="/sessions/{session_id}/runs", tags=["runs"])
 
 
 @router.post("", status_code=201, response_model=RunOut)
@@ -46,6 +47,7 @@ async def list_runs(
         after=walk.after,
         before=walk.before,
         newest_first=walk.newest_first,
+        budget=messages.response_budget(settings),
     )
     next_cursor = walk.next_cursor([(run.created_at, run.id) for run in page.runs])
     return OrjsonResponse(

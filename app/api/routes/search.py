@@ -25,15 +25,22 @@ from app.store.search import HIGHLIGHT_START, HIGHLIGHT_STOP, SearchFilter, Sear
 router = APIRouter(tags=["search"])
 
 
+NO_NUL = r"^[^\x00]*$"
+"""Search text goes to PostgreSQL as a query parameter, and PostgreSQL text cannot hold a NUL."""
+
+
 class SearchQuery(WireModel):
     q: str = Field(
         min_length=1,
         max_length=1000,
+        pattern=NO_NUL,
         description='Words to find, in web-search syntax: all words by default, "a quoted phrase", or, -word.',
     )
     role: Role | None = None
     kind: str | None = Field(default=None, description="A message kind: user_input, tool_call, tool_result...")
-    tool: str | None = Field(default=None, max_length=256, description="Only messages calling or answering this tool.")
+    tool: str | None = Field(
+        default=None, max_length=256, pattern=NO_NUL, description="Only messages calling or answering this tool."
+    )
     from_: QueryTime | None = Field(default=None, alias="from", description="Written at or after this time.")
     to: QueryTime | None = Field(default=None, description="Written before this time.")
     limit: int | None = Field(default=None, ge=1)

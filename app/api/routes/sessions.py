@@ -8,12 +8,13 @@ from fastapi import APIRouter, Query, Response
 from app.api.bodies import session_body
 from app.api.cursors import read_session_cursor, session_cursor
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
+from app.api.off_loop import OffLoopRoute
 from app.api.paging import page_limit
 from app.api.responses import OrjsonResponse
 from app.api.schemas import CreateSessionRequest, PathId, SessionOut, SessionPage
 from app.services import sessions
 
-router = APIRouter(prefix="/sessions", tags=["sessions"])
+router = APIRouter(route_class=OffLoopRoute, prefix="/sessions", tags=["sessions"])
 
 
 @router.post("", status_code=201, response_model=SessionOut)

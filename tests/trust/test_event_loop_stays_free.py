@@ -1,0 +1,147 @@
+"""A large body is decoded, validated and prepared in a worker thread, so the event loop keeps answering
+other requests (``/healthz`` first of all) while it runs; and a body's parts are counted against the
+request's budget before they are validated, which is what multiplies its memory."""
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import text
+
+from tests.api.wire import stored_count
+from tests.trust.conftest import AppFactory, http_client
+
+JSON = {"content-type": "application/json"}
+
+
+def many_parts(messages: int, parts: int, *, last_role: str = "user") -> dict[str, Any]:
+    one = [{"type": "text", "text": "a"}] * parts
+    batch = [{"role": "user", "content": one} for _ in range(messages)]
+    batch[-1] = {"role": last_role, "content": one}
+    return {"messages": batch}
+
+
+@pytest.fixture
+async def app(trust_app: AppFactory) -> Any:
+    async with trust_app() as application:
+        yield application
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> Any:
+    async with http_client(app) as c:
+        assert (await c.post("/sessions", json={"id": "s1"})).status_code == 201
+        yield c
+
+
+async def finishing_order(*requests: Any) -> list[int]:
+    """Indexes of the requests in the order their answers arrived (each started after the one before it
+    had its first chance to run)."""
+    order: list[int] = []
+
+    async def timed(index: int, request: Any) -> httpx.Response:
+        response = await request
+        order.append(index)
+        return response
+
+    tasks = []
+    for index, request in enumerate(requests):
+        tasks.append(asyncio.create_task(timed(index, request)))
+        await asyncio.sleep(0)
+    await asyncio.gather(*tasks)
+    return order
+
+
+async def test_healthz_answers_while_a_large_append_is_validated(client: httpx.AsyncClient) -> None:
+    """The append fails validation at its very last message, so it never reaches the database: on the
+    event loop it would finish before ``/healthz`` got a turn."""
+    body = many_parts(1000, 90, last_role="bogus")
+    order = await finishing_order(client.post("/sessions/s1/messages", json=body), client.get("/healthz"))
+    assert order == [1, 0]
+
+
+async def test_healthz_answers_while_a_large_valid_append_waits_and_then_it_is_stored(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    async with app.state.database.transaction() as connection:
+        await connection.execute(text("SELECT 1 FROM sessions WHERE id = 's1' FOR UPDATE"))
+        append = asyncio.create_task(client.post("/sessions/s1/messages", json=many_parts(1000, 90)))
+        await asyncio.sleep(0)
+        assert (await client.get("/healthz")).status_code == 200
+        assert not append.done()
+    response = await append
+    assert response.status_code == 201, response.text[:300]
+    assert await stored_count(client, "s1") == 1000
+
+
+async def test_a_request_past_the_parts_budget_is_413_before_its_parts_are_validated(
+    client: httpx.AsyncClient,
+) -> None:
+    """The probe's batch: every limit kept (1,000 messages of 2,000 one-letter parts, 54 MB)."""
+    response = await client.post("/sessions/s1/messages", json=many_parts(1000, 2000))
+    assert response.status_code == 413, response.text[:300]
+    assert response.json()["field"] == "messages"
+    small = await client.post("/sessions/s1/messages", json=many_parts(3, 2000))
+    assert small.status_code == 201, "the budget counts the request, not each message"
+    assert await stored_count(client, "s1") == 3
+
+
+async def test_the_parts_budget_is_a_setting_and_holds_for_small_bodies(trust_app: AppFactory) -> None:
+    async with trust_app(max_request_parts=10) as application, http_client(application) as c:
+        assert (await c.post("/sessions", json={"id": "s1"})).status_code == 201
+        refused = await c.post("/sessions/s1/messages", json=many_parts(2, 6))
+        assert refused.status_code == 413 and refused.json()["field"] == "messages"
+        assert (await c.post("/sessions/s1/messages", json=many_parts(2, 5))).status_code == 201
+
+
+@pytest.mark.parametrize("padding", [0, 400_000], ids=["small", "large"])
+async def test_a_body_decoded_off_the_loop_is_refused_exactly_as_one_decoded_on_it(
+    client: httpx.AsyncClient, padding: int
+) -> None:
+    filler = '{"role": "user", "content": "' + "x" * padding + '"}, '
+    nan = '{"messages": [' + filler + '{"role": "user", "content": "x", "metadata": {"score": NaN}}]}'
+    refused = await client.post("/sessions/s1/messages", content=nan, headers={"content-type": "application/json"})
+    assert refused.status_code == 422 and refused.json()["field"] == "messages[1].metadata.score"
+    broken = await client.post("/sessions/s1/messages", content=nan[:-3], headers={"content-type": "application/json"})
+    assert broken.status_code == 422 and broken.headers["content-type"] == "application/problem+json"
+    surrogate = '{"messages": [' + filler + '{"role": "user", "content": "\\ud83d"}]}'
+    stored = await client.post("/sessions/s1/messages", content=surrogate, headers={"content-type": "application/json"})
+    assert stored.status_code == 201 and stored.json()["messages"][1]["content"] == "\ud83d"
+
+
+@pytest.mark.parametrize("padding", [0, 400_000], ids=["small", "large"])
+async def test_a_body_that_is_not_utf8_is_400_whatever_its_size(client: httpx.AsyncClient, padding: int) -> None:
+    body = b'{"messages": [{"role": "user", "content": "' + b"x" * padding + b'\xad"}]}'
+    response = await client.post("/sessions/s1/messages", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 400 and response.headers["content-type"] == "application/problem+json"
+
+
+BAD_BATCHES = [
+    ('[{"role": "bogus", "content": "x"}]', 422),
+    ('[{"role": "user"}]', 422),
+    ('[{"role": "tool", "content": []}]', 422),
+    ('[{"role": "user", "content": [{"type": "nope"}]}]', 422),
+    ('[{"role": "user", "content": "x", "extra": 1}]', 422),
+    ('[{"role": "user", "content": "x"}], "other": 1', 422),
+    ('[{"role": "user", "content": "x"}], "messages": []', 422),
+    ('[{"role": "user", "content": "x"} {"role": "user", "content": "y"}]', 422),
+    ('[{"role": "user", "content": "x", "createdAt": "yesterday"}]', 422),
+    ('[{"role": "user", "content": "x", "metadata": {"n": 1e999}}]', 422),
+]
+
+
+@pytest.mark.parametrize(("rest", "status"), BAD_BATCHES)
+async def test_a_large_append_body_is_refused_with_the_same_problem_as_a_small_one(
+    client: httpx.AsyncClient, rest: str, status: int
+) -> None:
+    answers = []
+    for padding in (0, 400_000):
+        body = '{"messages": [{"role": "user", "content": "' + "x" * padding + '"}, ' + rest[1:] + "}"
+        response = await client.post("/sessions/s1/messages", content=body, headers=JSON)
+        assert response.status_code == status, response.text[:300]
+        problem = response.json()
+        answers.append((problem["field"], problem["detail"]))
+    assert answers[0] == answers[1]
+    assert await stored_count(client, "s1") == 0
