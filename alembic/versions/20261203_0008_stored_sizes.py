@@ -6,7 +6,7 @@ setting, not by what the history holds.
 Content is never rewritten, so ``content_bytes`` and ``content_parts`` are computed once per row; an
 amendment recomputes only ``metadata_bytes``.
 
-Revision ID: 0009
+Revision ID: 0008
 Revises: 0007
 Create Date: 2026-12-03
 """
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0009"
+revision: str = "0008"
 down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
