@@ -8,10 +8,12 @@ The HTTP layer loads the session, projects the model view (with ``ProjectionCont
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from app.engine.kinds import Kind
 from app.projections.types import Diagnostics, ProjectedMessage, Projection
+from app.providers.caching import CacheTarget, PromptPrefix, check_cache, place_breakpoints, prompt_prefix
 from app.providers.errors import EmptyConversation
 from app.providers.mutations import Mutation, apply_mutations, parse_mutations
 from app.providers.prefill import check_prefill
@@ -31,6 +33,10 @@ class ChatRequest:
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
     """The projection's diagnostics, plus one injected note per mutation and every mutation, serializer and
     adapter repair."""
+    prefix: PromptPrefix | None = None
+    """The payload's stable prefix, measured before any cache mark was placed."""
+    breakpoints: list[str] = field(default_factory=list)
+    """The cache breakpoints placed, by name (``app.providers.caching``)."""
 
 
 def build_chat_request(
@@ -44,15 +50,19 @@ def build_chat_request(
     max_output_tokens: int | None = None,
     settings: RequestSettings = NO_SETTINGS,
     tool_switches: Mapping[str, bool] | None = None,
+    cache: CacheTarget | None = None,
 ) -> ChatRequest:
     """Everything checked before any work: an unknown provider, a bad tool, mutation or token limit, or a
     prefill the target cannot take raises an ``InvalidInput`` (422) naming the field. ``tool_switches``:
-    opencode's tools map (``{"bash": true, "edit": false}``), which leaves switched-off tools out of ``tools``."""
+    opencode's tools map (``{"bash": true, "edit": false}``), which leaves switched-off tools out of ``tools``.
+    ``cache``: the cache policy and what placing it needs; ``None`` places nothing."""
     adapter_for(provider)
     check_model(model)
     definitions, switched_off = switch_tools(parse_tools(tools), tool_switches or {})
     check_max_output_tokens(max_output_tokens)
     check_prefill(provider, model, settings)
+    if cache is not None:
+        check_cache(provider, model, cache.policy)
     parsed = _mutations(mutations)
     if isinstance(projection, Projection):
         messages, diagnostics = projection.messages, _copy(projection.diagnostics)
@@ -77,7 +87,23 @@ def build_chat_request(
         settings=settings,
     )
     diagnostics.repairs.extend(mutation_repairs + serializer_repairs + repairs)
-    return ChatRequest(provider=provider, model=model, payload=payload, diagnostics=diagnostics)
+    prefix = prompt_prefix(provider, payload)
+    placed: list[str] = []
+    if cache is not None:
+        cache = replace(cache, summary_text=_summary_text(mutated))
+        placed = place_breakpoints(provider, model, payload, cache, prefix)
+    return ChatRequest(provider, model, payload, diagnostics, prefix, placed)
+
+
+def _summary_text(messages: Sequence[ProjectedMessage]) -> str | None:
+    """The compaction summary's text as the model view sends it (it opens the live history)."""
+    for message in messages[:3]:
+        if message.semantic_type is Kind.COMPACT_SUMMARY:
+            content = message.content
+            if isinstance(content, str):
+                return content
+            return next((part["text"] for part in content if part.get("type") == "text"), None)
+    return None
 
 
 def _mutations(mutations: Sequence[Mutation] | Sequence[Mapping[str, Any]] | None) -> tuple[Mutation, ...]:

@@ -1,0 +1,347 @@
+"""Prompt caching: the part of a payload that stays byte for byte the same as a session grows, and the marks
+that ask a provider to cache it.
+
+**The stable prefix.** Providers cache a prompt by its prefix, in their own order: Anthropic tools, system,
+messages; OpenAI Chat the tools, then the messages; Responses its instructions, tools, then input items;
+Gemini its system instruction, tools, then contents; the AI SDK its system, tools, then messages. The
+*history units* are the payload's list of turns or items (``messages``, ``input``, ``contents``). For one
+session and the same request parameters, appending messages only extends a payload: everything before the
+*unsettled tail* comes out the same in the next payload. The tail is the last assistant turn and whatever
+follows it (tool results still coming in, the user turn a later message merges into, the synthetic "Continue"
+or "interrupted" results that a later message replaces); before the first assistant turn everything is tail.
+A property test holds every target to this. What breaks a prefix is a change of history itself: a newly
+applied compaction, a prune, or a metadata amendment that changes the model view.
+
+**Breakpoints.** ``cache`` in ``POST /chat`` is ``"auto"`` (the default), ``"none"``, or
+``{"ttl": "5m"|"1h", "breakpoints": [...], "cachedContent": "..."}``. For Anthropic (and Claude through the AI
+SDK, as ``providerOptions.anthropic.cacheControl``) the breakpoints are ``tools`` (the last tool definition),
+``system`` (the system prompt), ``summary`` (the compaction summary's block) and ``history`` (the last
+cacheable block of the stable prefix): four at most, as Anthropic allows, never on a thinking block or an
+empty text, and never where the prefix up to it is shorter than the model's minimum cacheable length (below
+it Anthropic caches nothing, silently). OpenAI caches prefixes on its own: ``auto`` sets
+``prompt_cache_key``, a keyed hash of the tenant and session, so requests of one session meet on one cache
+machine. Gemini caches implicitly; an explicit ``cachedContent`` (a ``cachedContents/...`` name the caller
+created) is passed through. Pure.
+"""
+
+import hashlib
+import hmac
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import orjson
+
+from app.engine.model_ref import model_ref
+from app.errors import InvalidInput
+
+BREAKPOINTS: tuple[str, ...] = ("tools", "system", "summary", "history")
+TTLS: tuple[str, ...] = ("5m", "1h")
+MAX_BREAKPOINTS = 4
+"""Anthropic refuses a request with more than four ``cache_control`` blocks."""
+BYTES_PER_TOKEN = 4
+"""The payload's size in tokens is estimated as the stored messages are (``app.engine.tokens``)."""
+_CACHE_KEYS = frozenset({"ttl", "breakpoints", "cachedContent"})
+_UNCACHEABLE = frozenset({"thinking", "redacted_thinking"})
+_ASSISTANT_ITEMS = frozenset({"function_call", "reasoning", "web_search_call", "item_reference"})
+"""Responses input items the model wrote (an assistant ``message`` aside)."""
+
+
+class InvalidCache(InvalidInput):
+    slug, title = "invalid-cache", "Invalid cache"
+
+    def __init__(self, detail: str, *, field: str = "cache") -> None:
+        super().__init__(f"{field}: {detail}", field=field)
+
+
+@dataclass(frozen=True, slots=True)
+class CachePolicy:
+    mode: Literal["auto", "none", "explicit"] = "auto"
+    ttl: str | None = None
+    breakpoints: tuple[str, ...] = BREAKPOINTS
+    cached_content: str | None = None
+
+    @property
+    def on(self) -> bool:
+        return self.mode != "none"
+
+    def as_key(self) -> dict[str, Any]:
+        """What the request parameters' hash takes of it."""
+        return {"mode": self.mode, "ttl": self.ttl, "breakpoints": list(self.breakpoints), "cc": self.cached_content}
+
+
+AUTO = CachePolicy()
+NO_CACHE = CachePolicy(mode="none", breakpoints=())
+
+
+def parse_cache(value: object) -> CachePolicy:
+    """The policy ``cache`` asks for; anything malformed raises ``InvalidCache`` naming the field."""
+    if value is None or value == "auto":
+        return AUTO
+    if value == "none":
+        return NO_CACHE
+    if not isinstance(value, Mapping):
+        raise InvalidCache('must be "auto", "none" or an object {ttl, breakpoints, cachedContent}')
+    unknown = sorted(set(value) - _CACHE_KEYS)
+    if unknown:
+        raise InvalidCache(f"unknown key; known: {', '.join(sorted(_CACHE_KEYS))}", field=f"cache.{unknown[0]}")
+    ttl = value.get("ttl")
+    if ttl is not None and ttl not in TTLS:
+        raise InvalidCache(f"must be one of {', '.join(TTLS)}, got {ttl!r}", field="cache.ttl")
+    points = value.get("breakpoints", list(BREAKPOINTS))
+    if not isinstance(points, list) or any(point not in BREAKPOINTS for point in points):
+        raise InvalidCache(f"must be a list of {', '.join(BREAKPOINTS)}", field="cache.breakpoints")
+    if len(set(points)) != len(points):
+        raise InvalidCache("names a breakpoint twice", field="cache.breakpoints")
+    cached = value.get("cachedContent")
+    if cached is not None and (not isinstance(cached, str) or not cached.strip()):
+        raise InvalidCache("must be a cachedContents/... name", field="cache.cachedContent")
+    return CachePolicy("explicit", ttl, tuple(point for point in BREAKPOINTS if point in points), cached)
+
+
+def takes_breakpoints(provider: str, model: str) -> bool:
+    """Whether the target takes ``cache_control`` marks: Anthropic, and Claude through the AI SDK."""
+    if provider == "anthropic":
+        return True
+    if provider == "ai-sdk":
+        found = model_ref(model)
+        return found is not None and found.family == "anthropic"
+    return False
+
+
+def check_cache(provider: str, model: str, policy: CachePolicy) -> None:
+    """An explicit ask the target cannot take is a 422 naming the field (``auto`` asks only what it can)."""
+    if policy.mode != "explicit":
+        return
+    marks = takes_breakpoints(provider, model)
+    if policy.breakpoints and not marks:
+        raise InvalidCache(f"{provider} {model} caches prefixes on its own and takes none", field="cache.breakpoints")
+    if policy.ttl is not None and not marks:
+        raise InvalidCache(f"{provider} {model} takes no cache TTL", field="cache.ttl")
+    if policy.cached_content is not None and provider != "gemini":
+        raise InvalidCache("only the gemini target takes a cachedContents name", field="cache.cachedContent")
+
+
+def min_cacheable_tokens(model: str) -> int:
+    """Anthropic's minimum cacheable prompt length for ``model``: 4,096 tokens for Opus 4.5/4.6 and Haiku 4.5,
+    2,048 for Sonnet 4.6 and Haiku 3/3.5, 1,024 for the other Claude models."""
+    name = model.lower().rsplit("/", 1)[-1]
+    if any(word in name for word in ("opus-4-5", "opus-4.5", "opus-4-6", "opus-4.6", "haiku-4-5", "haiku-4.5")):
+        return 4096
+    if any(word in name for word in ("sonnet-4-6", "sonnet-4.6", "haiku-3", "3-haiku", "3-5-haiku")):
+        return 2048
+    return 1024
+
+
+def prompt_cache_key(secret: bytes, tenant_id: str, session_id: str) -> str:
+    """OpenAI's ``prompt_cache_key`` for a session: an HMAC, so nobody can guess it from the session id."""
+    message = f"{tenant_id}\x00{session_id}".encode("utf-8", "surrogatepass")
+    return "pc_" + hmac.new(secret, message, hashlib.sha256).hexdigest()[:40]
+
+
+# --- the stable prefix ------------------------------------------------------------------------------------
+
+
+def _head_keys(provider: str) -> tuple[str, ...]:
+    match provider:
+        case "anthropic":
+            return ("tools", "system")
+        case "openai":
+            return ("tools",)
+        case "openai-responses":
+            return ("instructions", "tools")
+        case "gemini":
+            return ("systemInstruction", "tools")
+        case _:
+            return ("system", "tools")
+
+
+def history_units(provider: str, payload: Mapping[str, Any]) -> list[Any]:
+    """The payload's turns or items, in order."""
+    key = {"openai-responses": "input", "gemini": "contents"}.get(provider, "messages")
+    units = payload.get(key)
+    return units if isinstance(units, list) else []
+
+
+def _assistant_side(provider: str, unit: Mapping[str, Any]) -> bool:
+    if provider == "gemini":
+        return unit.get("role") == "model"
+    if provider == "openai-responses":
+        return unit.get("role") == "assistant" or unit.get("type") in _ASSISTANT_ITEMS
+    return unit.get("role") == "assistant"
+
+
+def stable_units(provider: str, payload: Mapping[str, Any]) -> int:
+    """How many leading history units are settled: all before the last assistant turn (0 with none)."""
+    units = history_units(provider, payload)
+    index = len(units)
+    while index and not _assistant_side(provider, units[index - 1]):
+        index -= 1
+    while index and _assistant_side(provider, units[index - 1]):
+        index -= 1
+    return index
+
+
+@dataclass(frozen=True, slots=True)
+class PromptPrefix:
+    """A payload's stable prefix: the head (tools, system) and its first ``units`` history units."""
+
+    units: int
+    digest: str
+    """sha256 of the prefix's bytes, as each piece serializes (key order included)."""
+    length: int
+    """The prefix's length in bytes."""
+    total_length: int
+    """The whole payload's head and history in bytes, for the share the prefix is of it."""
+
+    @property
+    def tokens(self) -> int:
+        return self.length // BYTES_PER_TOKEN
+
+
+def prompt_prefix(provider: str, payload: Mapping[str, Any], units: int | None = None) -> PromptPrefix:
+    """The prefix of ``units`` history units (the stable ones when ``None``). Marks a cache policy places
+    (``cache_control``, ``cacheControl``) are not part of it: measure before they are placed."""
+    if units is None:
+        units = stable_units(provider, payload)
+    digest = hashlib.sha256()
+    length = 0
+    pieces = [payload.get(key) for key in _head_keys(provider)]
+    history = history_units(provider, payload)
+    total = 0
+    for n, piece in enumerate([*pieces, *history]):
+        data = orjson.dumps(piece)
+        total += len(data)
+        if n < len(pieces) + min(units, len(history)):
+            digest.update(len(data).to_bytes(8, "big"))
+            digest.update(data)
+            length += len(data)
+    return PromptPrefix(min(units, len(history)), digest.hexdigest(), length, total)
+
+
+def unchanged_prefix(provider: str, payload: Mapping[str, Any], previous: PromptPrefix) -> bool:
+    """Whether ``payload`` starts with the stable prefix ``previous`` measured on an earlier payload."""
+    if len(history_units(provider, payload)) < previous.units:
+        return False
+    return prompt_prefix(provider, payload, previous.units).digest == previous.digest
+
+
+# --- breakpoints ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CacheTarget:
+    """What placing breakpoints needs to know besides the payload."""
+
+    policy: CachePolicy
+    min_tokens: int | None = None
+    """The minimum cacheable length; ``None``: the model family's."""
+    summary_text: str | None = None
+    """The compaction summary as the model view sends it, to find its block."""
+    cache_key: str | None = None
+    """OpenAI's ``prompt_cache_key`` (``prompt_cache_key()``), or ``None`` for none."""
+
+
+def place_breakpoints(
+    provider: str, model: str, payload: dict[str, Any], target: CacheTarget, prefix: PromptPrefix
+) -> list[str]:
+    """Marks the payload in place as ``target.policy`` asks; returns the breakpoints placed, in order."""
+    policy = target.policy
+    if not policy.on:
+        return []
+    if provider in ("openai", "openai-responses"):
+        if target.cache_key is not None:
+            payload["prompt_cache_key"] = target.cache_key
+        return []
+    if provider == "gemini":
+        if policy.cached_content is not None:
+            payload["cachedContent"] = policy.cached_content
+        return []
+    if not takes_breakpoints(provider, model):
+        return []
+    minimum = target.min_tokens if target.min_tokens is not None else min_cacheable_tokens(model)
+    mark: dict[str, Any] = {"type": "ephemeral"}
+    if policy.ttl == "1h":
+        mark["ttl"] = "1h"
+    places = _places(provider, payload, policy.breakpoints, target.summary_text, prefix)
+    placed: list[str] = []
+    marked: set[int] = set()
+    for name, tokens, block in places[:MAX_BREAKPOINTS]:
+        if tokens < minimum or id(block) in marked:
+            continue
+        marked.add(id(block))
+        if block is _SYSTEM:
+            block = _system_block(provider, payload)
+        if provider == "anthropic":
+            block["cache_control"] = dict(mark)
+        else:
+            options = block.setdefault("providerOptions", {})
+            options.setdefault("anthropic", {})["cacheControl"] = dict(mark)
+        placed.append(name)
+    return placed
+
+
+_Place = tuple[str, int, dict[str, Any]]
+"""A breakpoint: its name, the prefix's tokens up to and including the block, and the block to mark."""
+_SYSTEM: dict[str, Any] = {}
+"""Stands for the system prompt's block, made only when a mark goes on it (``_system_block``)."""
+
+
+def _places(
+    provider: str, payload: dict[str, Any], wanted: Sequence[str], summary: str | None, prefix: PromptPrefix
+) -> list[_Place]:
+    anthropic = provider == "anthropic"
+    places: list[_Place] = []
+    units = history_units(provider, payload)
+    seen = 0
+    tools = payload.get("tools")
+    if tools:
+        seen += len(orjson.dumps(tools)) // BYTES_PER_TOKEN
+        if "tools" in wanted:
+            last = tools[-1] if anthropic else list(tools.values())[-1]
+            places.append(("tools", seen, last))
+    system = payload.get("system")
+    if system:
+        seen += len(orjson.dumps(system)) // BYTES_PER_TOKEN
+        if "system" in wanted:
+            places.append(("system", seen, _SYSTEM))
+    for n, unit in enumerate(units[: prefix.units]):
+        seen += len(orjson.dumps(unit)) // BYTES_PER_TOKEN
+        blocks = _blocks(unit)
+        if "summary" in wanted and summary is not None:
+            found = next((b for b in blocks if b.get("type") == "text" and b.get("text") == summary), None)
+            if found is not None:
+                places.append(("summary", seen, found))
+        if "history" in wanted and n == prefix.units - 1:
+            last = next((b for b in reversed(blocks) if _cacheable(b, anthropic)), None)
+            if last is not None:
+                places.append(("history", seen, last))
+    return places
+
+
+def _system_block(provider: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The system prompt as a block that can carry a mark: Anthropic's one text block, the AI SDK's leading
+    system message (its documented way to cache a system prompt)."""
+    text = payload.pop("system")
+    if provider == "anthropic":
+        block = {"type": "text", "text": text}
+        payload["system"] = [block]
+        return block
+    message: dict[str, Any] = {"role": "system", "content": text}
+    payload["messages"].insert(0, message)
+    return message
+
+
+def _blocks(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
+    content = unit.get("content")
+    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+
+
+def _cacheable(block: Mapping[str, Any], anthropic: bool) -> bool:
+    kind = block.get("type")
+    if anthropic:
+        if kind in _UNCACHEABLE:
+            return False
+    elif kind == "reasoning":
+        return False
+    return kind != "text" or bool(str(block.get("text", "")).strip())

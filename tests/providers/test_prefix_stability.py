@@ -1,0 +1,107 @@
+"""Appending turns only extends a payload: its stable prefix comes out byte for byte the same in the next one.
+
+Random histories (interrupted calls, orphans, reused ids, reminders, media, foreign reasoning, compactions)
+grow by random turns one batch at a time, as an agent appends them; after every append each target's
+payload must start with the previous payload's stable prefix (``app.providers.caching``), tool-id mapping,
+repairs, reminder placement and key order included.
+"""
+
+from dataclasses import replace
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.engine.persisted import PersistedMessage
+from app.engine.promotion import promote
+from app.projections.projector import project
+from app.projections.types import ProjectionContext, View
+from app.providers.caching import (
+    AUTO,
+    CacheTarget,
+    history_units,
+    prompt_prefix,
+    stable_units,
+    unchanged_prefix,
+)
+from app.providers.chat_request import build_chat_request
+from app.providers.registry import SUPPORTED_PROVIDERS
+from tests import builders as b
+from tests.providers.test_payload_properties import MODELS, TOOLS
+from tests.strategies import RUN_MODELS, contexts, grown_histories
+
+
+def _payload(
+    provider: str, messages: list[PersistedMessage], ctx: ProjectionContext, system: str | None
+) -> dict[str, Any] | None:
+    engine = [promote(message) for message in messages]
+    ctx = replace(ctx, provider=provider, model=MODELS[provider], run_models=RUN_MODELS)
+    view = project(View.MODEL, engine, ctx)
+    if not view.messages and not system:
+        return None
+    built = build_chat_request(view, provider=provider, model=MODELS[provider], system=system, tools=TOOLS)
+    return built.payload
+
+
+def _head_and_units(provider: str, payload: dict[str, Any], units: int) -> list[bytes]:
+    """What the prefix covers, piece by piece, to name the first piece that differs."""
+    head = [orjson.dumps(payload.get(key)) for key in ("tools", "system", "instructions", "systemInstruction")]
+    return head + [orjson.dumps(unit) for unit in history_units(provider, payload)[:units]]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(grown=grown_histories(), ctx=contexts(), system=st.sampled_from([None, "Be brief."]))
+def test_appending_turns_keeps_every_targets_stable_prefix_byte_for_byte(
+    grown: tuple[list[PersistedMessage], list[int]], ctx: ProjectionContext, system: str | None
+) -> None:
+    messages, cuts = grown
+    for provider in SUPPORTED_PROVIDERS:
+        previous: dict[str, Any] | None = None
+        for cut in cuts:
+            payload = _payload(provider, messages[:cut], ctx, system)
+            if payload is None:
+                continue
+            if previous is not None:
+                measured = prompt_prefix(provider, previous)
+                if not unchanged_prefix(provider, payload, measured):
+                    before = _head_and_units(provider, previous, measured.units)
+                    after = _head_and_units(provider, payload, measured.units)
+                    first = next(n for n, (x, y) in enumerate(zip(before, after, strict=False)) if x != y)
+                    raise AssertionError((provider, cut, first, before[first], after[first]))
+            previous = payload
+
+
+def test_the_stable_prefix_ends_before_the_last_assistant_turn() -> None:
+    history = b.history(
+        b.user("fix it"),
+        b.tool_call("c1", "Read"),
+        b.tool_result("c1", "ok"),
+        b.assistant("done"),
+    )
+    payload = _payload("anthropic", history, ProjectionContext(), None)
+    assert payload is not None
+    # user, assistant(call), user(result), assistant(done), user(Continue): settled through the result.
+    assert stable_units("anthropic", payload) == 3
+    assert prompt_prefix("anthropic", payload).units == 3
+
+
+def test_a_reminder_in_a_tool_loop_never_rewrites_the_prompt_before_it() -> None:
+    first = b.history(b.user("fix it"), b.tool_call("c1", "Read"), b.tool_result("c1", "ok"))
+    grown = b.history(*first, b.reminder("<system-reminder>keep going</system-reminder>"))
+    before, after = (
+        _payload("openai", h, ProjectionContext(inject_runtime_reminder=True), None) for h in (first, grown)
+    )
+    assert before is not None and after is not None
+    assert after["messages"][0] == before["messages"][0]
+    assert after["messages"][-1]["role"] == "user"
+
+
+def test_cache_marks_are_not_part_of_the_prefix() -> None:
+    history = b.history(b.user("x" * 6000), b.assistant("ok"), b.user("y"))
+    view = project(View.MODEL, [promote(m) for m in history], ProjectionContext())
+    plain = build_chat_request(view, provider="anthropic", model="claude-sonnet-4-5", system="S" * 5000)
+    marked = build_chat_request(
+        view, provider="anthropic", model="claude-sonnet-4-5", system="S" * 5000, cache=CacheTarget(AUTO)
+    )
+    assert marked.breakpoints and plain.prefix == marked.prefix
