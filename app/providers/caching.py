@@ -265,26 +265,31 @@ def place_breakpoints(
         mark["ttl"] = "1h"
     places = _places(provider, payload, policy.breakpoints, target.summary_text, prefix)
     placed: list[str] = []
-    marked: set[int] = set()
-    for name, tokens, block in places[:MAX_BREAKPOINTS]:
-        if tokens < minimum or id(block) in marked:
+    marked: set[tuple[int, Any]] = set()
+    for name, tokens, container, key in places[:MAX_BREAKPOINTS]:
+        if tokens < minimum or (id(container), key) in marked:
             continue
-        marked.add(id(block))
-        if block is _SYSTEM:
-            block = _system_block(provider, payload)
+        marked.add((id(container), key))
+        if container is _SYSTEM:
+            container, key = _system_block(provider, payload)
+        # A copy: the adapters pass parts on as the model view gave them, and those are never edited in place.
+        block = dict(container[key])
         if provider == "anthropic":
             block["cache_control"] = dict(mark)
         else:
-            options = block.setdefault("providerOptions", {})
-            options.setdefault("anthropic", {})["cacheControl"] = dict(mark)
+            options = dict(block.get("providerOptions") or {})
+            options["anthropic"] = {**(options.get("anthropic") or {}), "cacheControl": dict(mark)}
+            block["providerOptions"] = options
+        container[key] = block
         placed.append(name)
     return placed
 
 
-_Place = tuple[str, int, dict[str, Any]]
-"""A breakpoint: its name, the prefix's tokens up to and including the block, and the block to mark."""
-_SYSTEM: dict[str, Any] = {}
-"""Stands for the system prompt's block, made only when a mark goes on it (``_system_block``)."""
+_Place = tuple[str, int, Any, Any]
+"""A breakpoint: its name, the prefix's tokens up to and including the block, and where the block is (a list
+and an index, or a dict and a key)."""
+_SYSTEM: list[Any] = []
+"""Stands for the system prompt's place, made only when a mark goes on it (``_system_block``)."""
 
 
 def _places(
@@ -298,46 +303,44 @@ def _places(
     if tools:
         seen += len(orjson.dumps(tools)) // BYTES_PER_TOKEN
         if "tools" in wanted:
-            last = tools[-1] if anthropic else list(tools.values())[-1]
-            places.append(("tools", seen, last))
+            places.append(("tools", seen, tools, len(tools) - 1 if anthropic else list(tools)[-1]))
     system = payload.get("system")
     if system:
         seen += len(orjson.dumps(system)) // BYTES_PER_TOKEN
         if "system" in wanted:
-            places.append(("system", seen, _SYSTEM))
+            places.append(("system", seen, _SYSTEM, 0))
     for n, unit in enumerate(units[: prefix.units]):
         seen += len(orjson.dumps(unit)) // BYTES_PER_TOKEN
-        blocks = _blocks(unit)
+        content = unit.get("content")
+        if not isinstance(content, list):
+            continue
         if "summary" in wanted and summary is not None:
-            found = next((b for b in blocks if b.get("type") == "text" and b.get("text") == summary), None)
+            found = next((k for k, b in enumerate(content) if _is_text(b) and b.get("text") == summary), None)
             if found is not None:
-                places.append(("summary", seen, found))
+                places.append(("summary", seen, content, found))
         if "history" in wanted and n == prefix.units - 1:
-            last = next((b for b in reversed(blocks) if _cacheable(b, anthropic)), None)
+            last = next((k for k in range(len(content) - 1, -1, -1) if _cacheable(content[k], anthropic)), None)
             if last is not None:
-                places.append(("history", seen, last))
+                places.append(("history", seen, content, last))
     return places
 
 
-def _system_block(provider: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """The system prompt as a block that can carry a mark: Anthropic's one text block, the AI SDK's leading
-    system message (its documented way to cache a system prompt)."""
-    text = payload.pop("system")
-    if provider == "anthropic":
-        block = {"type": "text", "text": text}
-        payload["system"] = [block]
-        return block
-    message: dict[str, Any] = {"role": "system", "content": text}
-    payload["messages"].insert(0, message)
-    return message
+def _system_block(provider: str, payload: dict[str, Any]) -> tuple[list[Any], int]:
+    """The system prompt where a mark can go: Anthropic's one text block, the AI SDK's one system message (AI
+    SDK 6 takes ``system`` as system messages, which carry ``providerOptions``)."""
+    text = payload["system"]
+    block = {"type": "text", "text": text} if provider == "anthropic" else {"role": "system", "content": text}
+    payload["system"] = [block]
+    return payload["system"], 0
 
 
-def _blocks(unit: Mapping[str, Any]) -> list[dict[str, Any]]:
-    content = unit.get("content")
-    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+def _is_text(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "text"
 
 
-def _cacheable(block: Mapping[str, Any], anthropic: bool) -> bool:
+def _cacheable(block: Any, anthropic: bool) -> bool:
+    if not isinstance(block, dict):
+        return False
     kind = block.get("type")
     if anthropic:
         if kind in _UNCACHEABLE:
