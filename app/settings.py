@@ -103,6 +103,13 @@ class Settings(BaseSettings):
     )
     summarizer_model: str | None = Field(default=None, description="The summarizer's model id.")
     summarizer_api_key: SecretStr | None = Field(default=None, description="Bearer key for the summarizer.")
+    cache_key_secret: SecretStr | None = Field(
+        default=None,
+        description="Keys OpenAI's prompt_cache_key (an HMAC of tenant and session); unset: no key is sent.",
+    )
+    cache_min_tokens: int | None = Field(
+        default=None, ge=0, description="Overrides each Claude model's minimum cacheable prompt length."
+    )
     prune_protect_user_turns: int = Field(default=2, ge=0, description="Recent user turns pruning never touches.")
     prune_protect_tool_tokens: int = Field(default=40_000, ge=0, description="Recent tool output kept unpruned.")
     prune_minimum_savings_tokens: int = Field(default=20_000, ge=0, description="Prune only when it saves this.")

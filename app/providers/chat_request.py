@@ -13,7 +13,14 @@ from typing import Any
 
 from app.engine.kinds import Kind
 from app.projections.types import Diagnostics, ProjectedMessage, Projection
-from app.providers.caching import CacheTarget, PromptPrefix, check_cache, place_breakpoints, prompt_prefix
+from app.providers.caching import (
+    CacheTarget,
+    PromptPrefix,
+    check_cache,
+    place_breakpoints,
+    prompt_prefix,
+    unchanged_prefix,
+)
 from app.providers.errors import EmptyConversation
 from app.providers.mutations import Mutation, apply_mutations, parse_mutations
 from app.providers.prefill import check_prefill
@@ -37,6 +44,8 @@ class ChatRequest:
     """The payload's stable prefix, measured before any cache mark was placed."""
     breakpoints: list[str] = field(default_factory=list)
     """The cache breakpoints placed, by name (``app.providers.caching``)."""
+    unchanged: bool | None = None
+    """Whether the payload starts with the ``previous`` prefix given (``None``: none was given)."""
 
 
 def build_chat_request(
@@ -51,11 +60,13 @@ def build_chat_request(
     settings: RequestSettings = NO_SETTINGS,
     tool_switches: Mapping[str, bool] | None = None,
     cache: CacheTarget | None = None,
+    previous: PromptPrefix | None = None,
 ) -> ChatRequest:
     """Everything checked before any work: an unknown provider, a bad tool, mutation or token limit, or a
     prefill the target cannot take raises an ``InvalidInput`` (422) naming the field. ``tool_switches``:
     opencode's tools map (``{"bash": true, "edit": false}``), which leaves switched-off tools out of ``tools``.
-    ``cache``: the cache policy and what placing it needs; ``None`` places nothing."""
+    ``cache``: the cache policy and what placing it needs; ``None`` places nothing. ``previous``: the stable
+    prefix of the previous request of the same parameters, to say whether this payload still starts with it."""
     adapter_for(provider)
     check_model(model)
     definitions, switched_off = switch_tools(parse_tools(tools), tool_switches or {})
@@ -88,11 +99,12 @@ def build_chat_request(
     )
     diagnostics.repairs.extend(mutation_repairs + serializer_repairs + repairs)
     prefix = prompt_prefix(provider, payload)
+    unchanged = None if previous is None else unchanged_prefix(provider, payload, previous)
     placed: list[str] = []
     if cache is not None:
         cache = replace(cache, summary_text=_summary_text(mutated))
         placed = place_breakpoints(provider, model, payload, cache, prefix)
-    return ChatRequest(provider, model, payload, diagnostics, prefix, placed)
+    return ChatRequest(provider, model, payload, diagnostics, prefix, placed, unchanged)
 
 
 def _summary_text(messages: Sequence[ProjectedMessage]) -> str | None:

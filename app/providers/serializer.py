@@ -3,9 +3,10 @@
 It converts shapes (string content to parts, AI SDK part keys only), places system text (the request's
 system prompt and the leading system notes become one system message first; later notes stay where they
 are, for each adapter to place), attaches each runtime reminder to the user turn it belongs to (for every
-target the same way; one in a tool loop stays a user message where it stands: ``attach_reminders``) and repairs combinations no provider accepts (a part
-a role cannot carry, text a provider cannot take). Every repair is reported. It never chooses, drops for
-relevance, trims or compacts: which messages go in is the model view's decision.
+target the same way; one in a tool loop stays a user message where it stands: ``attach_reminders``) and
+repairs combinations no provider accepts (a part a role cannot carry, text a provider cannot take). Every
+repair is reported. It never chooses, drops for relevance, trims or compacts: which messages go in is the
+model view's decision.
 
 Stored text is kept exactly, NUL characters and unpaired UTF-16 surrogates included, and a provider may not
 take them (``app.providers.sendable_text``). The store marks the messages holding such text when they are
