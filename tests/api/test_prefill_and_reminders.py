@@ -108,7 +108,9 @@ def user_turns(provider: str, payload: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.parametrize("provider", MODELS)
-async def test_reminders_travel_inside_the_user_turn_they_belong_to_or_after_the_loops_results(client: httpx.AsyncClient, provider: str) -> None:
+async def test_reminders_travel_inside_the_user_turn_they_belong_to_or_after_the_loops_results(
+    client: httpx.AsyncClient, provider: str
+) -> None:
     await new_session(client)
     await append(
         client,
