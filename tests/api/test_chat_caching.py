@@ -1,18 +1,14 @@
 """POST /chat and prompt caching: breakpoints, the prefix a request shares with the previous one, what broke it,
 the cache in the context report, and the catalog's output limit and prices."""
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
 import pytest
-from asgi_lifespan import LifespanManager
 
 from app.context.catalog import bundled_catalog
-from app.main import create_app
+from tests.api.test_context import service
 from tests.api.wire import append, assistant, new_session, tool_call, tool_result, user
-from tests.conftest import settings_for_tests
 from tests.providers.payload_check import problems
 
 pytestmark = pytest.mark.db
@@ -204,21 +200,8 @@ async def test_the_context_report_gives_the_cache_the_last_call_read(client: htt
     assert report["cache"]["lastCall"]["cachedShare"] == 0.8
 
 
-@asynccontextmanager
-async def keyed_service(database_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings_for_tests(cache_key_secret="server-secret"), database_url=database_url)
-    async with (
-        LifespanManager(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
-    ):
-        try:
-            yield client
-        finally:
-            await client.delete("/sessions/s1")
-
-
 async def test_openai_gets_a_prompt_cache_key_nobody_can_derive_from_the_session_id(database_url: str) -> None:
-    async with keyed_service(database_url) as client:
+    async with service(database_url, cache_key_secret="server-secret") as client:
         await new_session(client)
         await turn(client, 1)
         keys = set()
