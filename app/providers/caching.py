@@ -26,6 +26,7 @@ created) is passed through. Pure.
 
 import hashlib
 import hmac
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -171,15 +172,43 @@ def _assistant_side(provider: str, unit: Mapping[str, Any]) -> bool:
     return unit.get("role") == "assistant"
 
 
-def stable_units(provider: str, payload: Mapping[str, Any]) -> int:
-    """How many leading history units are settled: all before the last assistant turn (0 with none)."""
+def stable_units(provider: str, payload: Mapping[str, Any], *, answered: bool = False) -> int:
+    """How many leading history units are settled. ``answered`` (``answered_tail``): the conversation ends on
+    messages that really answer its last assistant turn, so all but the last unit are (a later message may
+    still merge into the last); otherwise all before the last assistant turn (0 with none)."""
     units = history_units(provider, payload)
+    if answered:
+        return max(len(units) - 1, 0)
     index = len(units)
     while index and not _assistant_side(provider, units[index - 1]):
         index -= 1
     while index and _assistant_side(provider, units[index - 1]):
         index -= 1
     return index
+
+
+def answered_tail(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether ChatMessages (before settle) end on what really answers the last assistant turn: they do not end
+    on it, and each of its calls has a result after it. Then nothing ``settle`` makes up (a "Continue" turn,
+    an "interrupted" result) is in the payload's tail, and a later message can only merge into the last unit."""
+    last = next((n for n in range(len(messages) - 1, -1, -1) if messages[n]["role"] == "assistant"), None)
+    if last is None:
+        return any(message["role"] != "system" for message in messages)
+    if last == len(messages) - 1:
+        return False
+    calls = Counter(
+        part["toolCallId"]
+        for part in messages[last]["content"]
+        if part.get("type") == "tool-call" and not part.get("providerExecuted")
+    )
+    results = Counter(
+        part.get("toolCallId")
+        for message in messages[last + 1 :]
+        if message["role"] == "tool"
+        for part in message["content"]
+        if isinstance(part, dict)
+    )
+    return all(results[call_id] >= count for call_id, count in calls.items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,14 +228,18 @@ class PromptPrefix:
         return self.length // BYTES_PER_TOKEN
 
 
-def prompt_prefix(provider: str, payload: Mapping[str, Any], units: int | None = None) -> PromptPrefix:
-    """The prefix of ``units`` history units (the stable ones when ``None``). Marks a cache policy places
-    (``cache_control``, ``cacheControl``) are not part of it: measure before they are placed."""
+def prompt_prefix(
+    provider: str, payload: Mapping[str, Any], units: int | None = None, *, head: bool = True
+) -> PromptPrefix:
+    """The prefix of ``units`` history units (the stable ones when ``None``), after the head (tools, system)
+    unless ``head`` is false: with no conversation yet, a system note still joins the system text, and nothing
+    is settled. Marks a cache policy places (``cache_control``, ``cacheControl``) are not part of it: measure
+    before they are placed."""
     if units is None:
         units = stable_units(provider, payload)
     digest = hashlib.sha256()
     length = 0
-    pieces = [payload.get(key) for key in _head_keys(provider)]
+    pieces = [payload.get(key) for key in _head_keys(provider)] if head else []
     history = history_units(provider, payload)
     total = 0
     for n, piece in enumerate([*pieces, *history]):
@@ -221,6 +254,8 @@ def prompt_prefix(provider: str, payload: Mapping[str, Any], units: int | None =
 
 def unchanged_prefix(provider: str, payload: Mapping[str, Any], previous: PromptPrefix) -> bool:
     """Whether ``payload`` starts with the stable prefix ``previous`` measured on an earlier payload."""
+    if previous.length == 0:
+        return True
     if len(history_units(provider, payload)) < previous.units:
         return False
     return prompt_prefix(provider, payload, previous.units).digest == previous.digest

@@ -16,9 +16,11 @@ from app.projections.types import Diagnostics, ProjectedMessage, Projection
 from app.providers.caching import (
     CacheTarget,
     PromptPrefix,
+    answered_tail,
     check_cache,
     place_breakpoints,
     prompt_prefix,
+    stable_units,
     unchanged_prefix,
 )
 from app.providers.errors import EmptyConversation
@@ -98,7 +100,9 @@ def build_chat_request(
         settings=settings,
     )
     diagnostics.repairs.extend(mutation_repairs + serializer_repairs + repairs)
-    prefix = prompt_prefix(provider, payload)
+    answered = answered_tail(chat_messages)
+    talked = any(message["role"] != "system" for message in chat_messages)
+    prefix = prompt_prefix(provider, payload, stable_units(provider, payload, answered=answered), head=talked)
     unchanged = None if previous is None else unchanged_prefix(provider, payload, previous)
     placed: list[str] = []
     if cache is not None:

@@ -75,8 +75,9 @@ def test_auto_marks_tools_system_summary_and_the_settled_history_for_anthropic()
     assert payload["system"] == [{"type": "text", "text": "Rules. " + LONG, "cache_control": {"type": "ephemeral"}}]
     summary_block = payload["messages"][0]["content"][0]
     assert "<summary>" in summary_block["text"] and summary_block["cache_control"] == {"type": "ephemeral"}
-    # The history mark ends the settled prefix: the tool result's turn, before the last assistant turn.
-    assert payload["messages"][2]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    # The history mark ends the settled prefix: every turn but the newest prompt (a later message may join it).
+    assert payload["messages"][-2]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in payload["messages"][-1]["content"][-1]
     assert len(_marks(payload)) == 4
     assert problems("anthropic", payload, model="claude-sonnet-4-5") == []
 

@@ -21,27 +21,32 @@ from app.providers.caching import (
     AUTO,
     CacheTarget,
     history_units,
-    prompt_prefix,
     stable_units,
     unchanged_prefix,
 )
-from app.providers.chat_request import build_chat_request
+from app.providers.chat_request import ChatRequest, build_chat_request
 from app.providers.registry import SUPPORTED_PROVIDERS
 from tests import builders as b
 from tests.providers.test_payload_properties import MODELS, TOOLS
 from tests.strategies import RUN_MODELS, contexts, grown_histories
 
 
-def _payload(
+def _built(
     provider: str, messages: list[PersistedMessage], ctx: ProjectionContext, system: str | None
-) -> dict[str, Any] | None:
+) -> ChatRequest | None:
     engine = [promote(message) for message in messages]
     ctx = replace(ctx, provider=provider, model=MODELS[provider], run_models=RUN_MODELS)
     view = project(View.MODEL, engine, ctx)
     if not view.messages and not system:
         return None
-    built = build_chat_request(view, provider=provider, model=MODELS[provider], system=system, tools=TOOLS)
-    return built.payload
+    return build_chat_request(view, provider=provider, model=MODELS[provider], system=system, tools=TOOLS)
+
+
+def _payload(
+    provider: str, messages: list[PersistedMessage], ctx: ProjectionContext, system: str | None
+) -> dict[str, Any] | None:
+    built = _built(provider, messages, ctx, system)
+    return None if built is None else built.payload
 
 
 def _head_and_units(provider: str, payload: dict[str, Any], units: int) -> list[bytes]:
@@ -57,33 +62,39 @@ def test_appending_turns_keeps_every_targets_stable_prefix_byte_for_byte(
 ) -> None:
     messages, cuts = grown
     for provider in SUPPORTED_PROVIDERS:
-        previous: dict[str, Any] | None = None
+        previous: ChatRequest | None = None
         for cut in cuts:
-            payload = _payload(provider, messages[:cut], ctx, system)
-            if payload is None:
+            built = _built(provider, messages[:cut], ctx, system)
+            if built is None:
                 continue
-            if previous is not None:
-                measured = prompt_prefix(provider, previous)
-                if not unchanged_prefix(provider, payload, measured):
-                    before = _head_and_units(provider, previous, measured.units)
-                    after = _head_and_units(provider, payload, measured.units)
+            assert built.prefix is not None
+            if previous is not None and previous.prefix is not None:
+                measured = previous.prefix
+                if not unchanged_prefix(provider, built.payload, measured):
+                    before = _head_and_units(provider, previous.payload, measured.units)
+                    after = _head_and_units(provider, built.payload, measured.units)
                     first = next(n for n, (x, y) in enumerate(zip(before, after, strict=False)) if x != y)
                     raise AssertionError((provider, cut, first, before[first], after[first]))
-            previous = payload
+            previous = built
 
 
-def test_the_stable_prefix_ends_before_the_last_assistant_turn() -> None:
+def test_the_stable_prefix_ends_before_the_last_assistant_turn_until_it_is_answered() -> None:
     history = b.history(
         b.user("fix it"),
         b.tool_call("c1", "Read"),
         b.tool_result("c1", "ok"),
         b.assistant("done"),
     )
-    payload = _payload("anthropic", history, ProjectionContext(), None)
-    assert payload is not None
+    built = _built("anthropic", history, ProjectionContext(), None)
+    assert built is not None and built.prefix is not None
     # user, assistant(call), user(result), assistant(done), user(Continue): settled through the result.
-    assert stable_units("anthropic", payload) == 3
-    assert prompt_prefix("anthropic", payload).units == 3
+    assert stable_units("anthropic", built.payload) == built.prefix.units == 3
+    answered = _built("anthropic", b.history(*history, b.user("thanks")), ProjectionContext(), None)
+    assert answered is not None and answered.prefix is not None
+    # The answer is followed by a real prompt: all but the last turn (a later message may merge into it).
+    assert answered.prefix.units == 4 == len(answered.payload["messages"]) - 1
+    called = _built("anthropic", b.history(*history[:2]), ProjectionContext(), None)
+    assert called is not None and called.prefix is not None and called.prefix.units == 1
 
 
 def test_a_reminder_in_a_tool_loop_never_rewrites_the_prompt_before_it() -> None:
