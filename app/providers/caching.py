@@ -26,7 +26,6 @@ created) is passed through. Pure.
 
 import hashlib
 import hmac
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -35,6 +34,7 @@ import orjson
 
 from app.engine.model_ref import model_ref
 from app.errors import InvalidInput
+from app.providers.conversation import CONTINUE, INTERRUPTED
 
 BREAKPOINTS: tuple[str, ...] = ("tools", "system", "summary", "history")
 TTLS: tuple[str, ...] = ("5m", "1h")
@@ -187,28 +187,29 @@ def stable_units(provider: str, payload: Mapping[str, Any], *, answered: bool = 
     return index
 
 
-def answered_tail(messages: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether ChatMessages (before settle) end on what really answers the last assistant turn: they do not end
-    on it, and each of its calls has a result after it. Then nothing ``settle`` makes up (a "Continue" turn,
-    an "interrupted" result) is in the payload's tail, and a later message can only merge into the last unit."""
-    last = next((n for n in range(len(messages) - 1, -1, -1) if messages[n]["role"] == "assistant"), None)
+def answered_tail(settled: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether settled messages end on what really answers their last assistant turn: they do not end on it
+    (``settle`` then adds a "Continue" turn, or it is a prefill), and nothing after it is a result ``settle``
+    made up (an "interrupted" or "denied" one, which a late real result replaces). Then a later message can
+    only merge into the payload's last unit."""
+    last = next((n for n in range(len(settled) - 1, -1, -1) if settled[n]["role"] == "assistant"), None)
     if last is None:
-        return any(message["role"] != "system" for message in messages)
-    if last == len(messages) - 1:
+        return not _made_up_turn(settled[-1]) if settled else False
+    if last == len(settled) - 1 or _made_up_turn(settled[-1]):
         return False
-    calls = Counter(
-        part["toolCallId"]
-        for part in messages[last]["content"]
-        if part.get("type") == "tool-call" and not part.get("providerExecuted")
-    )
-    results = Counter(
-        part.get("toolCallId")
-        for message in messages[last + 1 :]
-        if message["role"] == "tool"
-        for part in message["content"]
-        if isinstance(part, dict)
-    )
-    return all(results[call_id] >= count for call_id, count in calls.items())
+    for message in settled[last + 1 :]:
+        if message["role"] == "tool" and any(_made_up_result(part) for part in message["content"]):
+            return False
+    return True
+
+
+def _made_up_turn(message: Mapping[str, Any]) -> bool:
+    return bool(message["role"] == "user" and message["content"] == [{"type": "text", "text": CONTINUE}])
+
+
+def _made_up_result(part: Mapping[str, Any]) -> bool:
+    output = part.get("output") or {}
+    return output.get("type") == "execution-denied" or output == {"type": "error-text", "value": INTERRUPTED}
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from app.providers.caching import (
 from app.providers.errors import EmptyConversation
 from app.providers.mutations import Mutation, apply_mutations, parse_mutations
 from app.providers.prefill import check_prefill
-from app.providers.registry import adapter_for, build_payload, check_max_output_tokens, check_model
+from app.providers.registry import adapter_for, build_settled, check_max_output_tokens, check_model
 from app.providers.request_settings import NO_SETTINGS, RequestSettings
 from app.providers.sendable_text import NUL_REFUSED
 from app.providers.serializer import to_chat_messages
@@ -91,7 +91,7 @@ def build_chat_request(
             f"tools {', '.join(switched_off)} left out: the run's tools map turns them off"
         )
     chat_messages, serializer_repairs = to_chat_messages(mutated, system=system, remove_nul=remove_nul)
-    payload, repairs = build_payload(
+    payload, repairs, settled = build_settled(
         provider,
         chat_messages,
         model=model,
@@ -100,7 +100,7 @@ def build_chat_request(
         settings=settings,
     )
     diagnostics.repairs.extend(mutation_repairs + serializer_repairs + repairs)
-    answered = answered_tail(chat_messages)
+    answered = answered_tail(settled.messages)
     talked = any(message["role"] != "system" for message in chat_messages)
     prefix = prompt_prefix(provider, payload, stable_units(provider, payload, answered=answered), head=talked)
     unchanged = None if previous is None else unchanged_prefix(provider, payload, previous)

@@ -95,8 +95,8 @@ marked as reminders."""
 def attach_reminders(messages: Sequence[ProjectedMessage]) -> Sequence[ProjectedMessage]:
     """Each reminder inside the user turn it belongs to: appended to the user message right before it (other
     reminders aside), else put first in the user message right after it; else (it came in a tool loop, after
-    the assistant spoke) it stays a user message of its own where it stands, which the adapters join to the
-    tool results' turn where their provider has one. Where a reminder goes depends on nothing after the
+    the assistant spoke) it stays a user message of its own where it stands (with the reminders right after
+    it), which the adapters join to the tool results' turn where their provider has one. Where a reminder goes depends on nothing after the
     newest assistant turn before it, so a payload's settled prefix never changes when a reminder comes: a
     reminder that reached back to an earlier prompt would rewrite a turn the provider has cached."""
     reminders = [n for n, m in enumerate(messages) if m.semantic_type in REMINDER_KINDS and m.role == "user"]
@@ -106,15 +106,17 @@ def attach_reminders(messages: Sequence[ProjectedMessage]) -> Sequence[Projected
     user_set = {n for n, m in enumerate(messages) if m.role == "user" and n not in taken}
     before: dict[int, list[int]] = {}
     after: dict[int, list[int]] = {}
+    alone: set[int] = set()  # reminders that stay a message of their own, which the ones right after them join
     for n in reminders:
         previous = next((k for k in range(n - 1, -1, -1) if k not in taken), None)
         following = next((k for k in range(n + 1, len(messages)) if k not in taken), None)
-        if previous is not None and previous in user_set:
+        if previous is not None and (previous in user_set or previous in alone):
             after.setdefault(previous, []).append(n)
         elif following is not None and following in user_set:
             before.setdefault(following, []).append(n)
         else:
             taken.discard(n)
+            alone.add(n)
     out: list[ProjectedMessage] = []
     for n, message in enumerate(messages):
         if n in taken:

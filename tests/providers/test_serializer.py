@@ -147,6 +147,15 @@ def test_a_reminder_joins_the_user_turn_before_it_else_after_it_else_stays_where
     assert repairs == []
 
 
+def test_reminders_in_a_tool_loop_make_one_user_message_until_a_prompt_takes_them() -> None:
+    loop = [user("fix it"), tool_call("c1", "Read"), tool_result("c1", "ok"), reminder_text("a"), reminder_text("b")]
+    messages, _ = to_chat_messages(as_sent(*loop))
+    assert [message["role"] for message in messages] == ["user", "assistant", "tool", "user"]
+    assert texts_of(messages[3]) == ["<system-reminder>a</system-reminder>", "<system-reminder>b</system-reminder>"]
+    prompted, _ = to_chat_messages(as_sent(*loop, user("next")))
+    assert texts_of(prompted[3]) == [*texts_of(messages[3]), "next"]
+
+
 def test_a_reminder_with_no_user_turn_to_join_stays_a_message_of_its_own() -> None:
     messages, _ = to_chat_messages(as_sent(assistant("hello"), reminder_text("alone")))
     assert messages[1] == {
