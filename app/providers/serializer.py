@@ -95,10 +95,10 @@ marked as reminders."""
 def attach_reminders(messages: Sequence[ProjectedMessage]) -> Sequence[ProjectedMessage]:
     """Each reminder inside the user turn it belongs to: appended to the user message right before it (other
     reminders aside), else put first in the user message right after it; else (it came in a tool loop, after
-    the assistant spoke) it stays a user message of its own where it stands (with the reminders right after
-    it), which the adapters join to the tool results' turn where their provider has one. Where a reminder goes depends on nothing after the
-    newest assistant turn before it, so a payload's settled prefix never changes when a reminder comes: a
-    reminder that reached back to an earlier prompt would rewrite a turn the provider has cached."""
+    the assistant spoke) it stays a user message of its own where it stands, with the reminders right after
+    it, which the adapters join to the tool results' turn where their provider has one. Where a reminder goes
+    depends on nothing after the newest assistant turn before it, so a payload's settled prefix never changes
+    when a reminder comes: a reminder that reached back to an earlier prompt would rewrite a cached turn."""
     reminders = [n for n, m in enumerate(messages) if m.semantic_type in REMINDER_KINDS and m.role == "user"]
     if not reminders:
         return messages
