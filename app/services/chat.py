@@ -21,7 +21,7 @@ from app.providers.chat_request import ChatRequest, build_chat_request
 from app.providers.registry import adapter_for
 from app.providers.request_settings import RequestSettings, parse_format, parse_variant
 from app.services.context_report import count_context, request_tokens, window_size
-from app.services.snapshots import SessionSnapshot, for_target, load_snapshot, session_model
+from app.services.snapshots import for_target, load_snapshot, session_model
 from app.settings import Settings
 from app.store.database import Database
 from app.store.prompt_prefixes import PromptPrefixRecord, PromptPrefixRepository
@@ -64,7 +64,8 @@ class ChatAnswer:
     request: ChatRequest
     context: ContextReport
     agent: str | None
-    """The agent the model view was built for (no provider takes an agent in its body)."""
+    """The agent this request is for, the request's else the run's: no provider takes an agent in its body,
+    and no view rule depends on one."""
     prefix_break: PrefixBreak | None = None
     """What broke the stable prefix the previous request of the same parameters sent, if anything did."""
 
@@ -115,7 +116,6 @@ async def build_chat(
         provider=ask.provider,
         model=model,
         run_models=snapshot.run_models,
-        active_agent_name=ask.ctx.active_agent_name or asked.agent,
     )
     catalog = bundled_catalog()
     max_output = ask.max_output_tokens or default_max_output_tokens(catalog, ask.provider, model)
@@ -145,8 +145,8 @@ async def build_chat(
         extra_tokens=request_tokens(asked.system, asked.tools),
         view=view,
     )
-    report = _with_next_request(report, snapshot, built, unchanged, max_output)
-    return ChatAnswer(built, report, ctx.active_agent_name, broke)
+    report = _with_next_request(report, built, unchanged, max_output)
+    return ChatAnswer(built, report, asked.agent, broke)
 
 
 def _cache_key(settings: Settings, tenant_id: str, ask: ChatAsk) -> str | None:
@@ -177,7 +177,7 @@ async def _remember_prefix(
 
 
 def _with_next_request(
-    report: ContextReport, snapshot: SessionSnapshot, built: ChatRequest, unchanged: int | None, max_output: int | None
+    report: ContextReport, built: ChatRequest, unchanged: int | None, max_output: int | None
 ) -> ContextReport:
     """The report with what the request about to be sent shares with the previous one and will cost."""
     assert report.cache is not None and built.prefix is not None
