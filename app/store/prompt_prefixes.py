@@ -7,7 +7,7 @@ request can say whether its payload still starts the same and, when not, why.
 
 from typing import NamedTuple
 
-from sqlalchemy import exists, func, literal, select
+from sqlalchemy import exists, func, literal, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -42,7 +42,10 @@ class PromptPrefixRepository:
         return None if row is None else PromptPrefixRecord(*row)
 
     async def put(self, session_id: str, params_hash: str, record: PromptPrefixRecord) -> None:
-        """Keeps ``record`` as the newest; a session deleted meanwhile keeps nothing (the row would orphan)."""
+        """Keeps ``record`` as the newest; a session deleted meanwhile keeps nothing (the row would orphan).
+        The commit does not wait for the disk: a row lost in a crash only costs the next request its
+        ``prefixBreak`` report, and ``/chat`` should not pay a flush for bookkeeping."""
+        await self._db.execute(text("SET LOCAL synchronous_commit TO OFF"))
         table = prompt_prefixes
         values = {"tenant_id": self._tenant, "session_id": session_id, "params_hash": params_hash, **record._asdict()}
         session_exists = exists().where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
