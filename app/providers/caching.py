@@ -26,6 +26,7 @@ created) is passed through. Pure.
 
 import hashlib
 import hmac
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -229,37 +230,74 @@ class PromptPrefix:
         return self.length // BYTES_PER_TOKEN
 
 
-def prompt_prefix(
-    provider: str, payload: Mapping[str, Any], units: int | None = None, *, head: bool = True
-) -> PromptPrefix:
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """One pass over a payload: its stable prefix, whether it starts with an earlier one, and each piece's
+    size (head pieces, then history units), which placing breakpoints reads instead of serializing again."""
+
+    prefix: PromptPrefix
+    unchanged: bool | None
+    """Whether the payload starts with the ``previous`` prefix given (``None``: none was given)."""
+    head_lengths: tuple[int, ...]
+    unit_lengths: tuple[int, ...]
+
+
+def measure_prefix(
+    provider: str,
+    payload: Mapping[str, Any],
+    units: int | None = None,
+    *,
+    head: bool = True,
+    previous: PromptPrefix | None = None,
+) -> Measured:
     """The prefix of ``units`` history units (the stable ones when ``None``), after the head (tools, system)
     unless ``head`` is false: with no conversation yet, a system note still joins the system text, and nothing
-    is settled. Marks a cache policy places (``cache_control``, ``cacheControl``) are not part of it: measure
-    before they are placed."""
-    if units is None:
-        units = stable_units(provider, payload)
+    is settled. Each piece is serialized once (key order counts) and hashed once, ``previous``'s prefix read
+    off on the way. Marks a cache policy places (``cache_control``, ``cacheControl``) are not part of it:
+    measure before they are placed."""
+    history = history_units(provider, payload)
+    units = min(stable_units(provider, payload) if units is None else units, len(history))
+    heads = [payload.get(key) for key in _head_keys(provider)] if head else []
+    compared = None if previous is None or previous.length == 0 else previous.units
+    if compared is not None and compared > len(history):
+        compared = None  # fewer units than the previous prefix held: it cannot be unchanged
+    wanted = {len(heads) + units, len(heads) + (compared or 0)}
+    hashed = len(heads) + max(units, compared or 0)
     digest = hashlib.sha256()
     length = 0
-    pieces = [payload.get(key) for key in _head_keys(provider)] if head else []
-    history = history_units(provider, payload)
-    total = 0
-    for n, piece in enumerate([*pieces, *history]):
+    at: dict[int, tuple[str, int]] = {}
+    lengths: list[int] = []
+    # One piece at a time, each serialized and let go: holding a long history's bytes costs more than hashing.
+    for n, piece in enumerate(itertools.chain(heads, history)):
+        if n in wanted:
+            at[n] = (digest.hexdigest(), length)
         data = orjson.dumps(piece)
-        total += len(data)
-        if n < len(pieces) + min(units, len(history)):
+        lengths.append(len(data))
+        if n < hashed:
             digest.update(len(data).to_bytes(8, "big"))
             digest.update(data)
             length += len(data)
-    return PromptPrefix(min(units, len(history)), digest.hexdigest(), length, total)
+    if hashed in wanted:
+        at[hashed] = (digest.hexdigest(), length)
+    mine, mine_length = at[len(heads) + units]
+    prefix = PromptPrefix(units, mine, mine_length, sum(lengths))
+    unchanged: bool | None = None
+    if previous is not None:
+        found = at.get(len(heads) + compared) if compared is not None else None
+        unchanged = previous.length == 0 or (found is not None and found[0] == previous.digest)
+    return Measured(prefix, unchanged, tuple(lengths[: len(heads)]), tuple(lengths[len(heads) :]))
+
+
+def prompt_prefix(
+    provider: str, payload: Mapping[str, Any], units: int | None = None, *, head: bool = True
+) -> PromptPrefix:
+    """``measure_prefix``'s prefix alone."""
+    return measure_prefix(provider, payload, units, head=head).prefix
 
 
 def unchanged_prefix(provider: str, payload: Mapping[str, Any], previous: PromptPrefix) -> bool:
     """Whether ``payload`` starts with the stable prefix ``previous`` measured on an earlier payload."""
-    if previous.length == 0:
-        return True
-    if len(history_units(provider, payload)) < previous.units:
-        return False
-    return prompt_prefix(provider, payload, previous.units).digest == previous.digest
+    return bool(measure_prefix(provider, payload, 0, previous=previous).unchanged)
 
 
 # --- breakpoints ------------------------------------------------------------------------------------------
@@ -279,7 +317,7 @@ class CacheTarget:
 
 
 def place_breakpoints(
-    provider: str, model: str, payload: dict[str, Any], target: CacheTarget, prefix: PromptPrefix
+    provider: str, model: str, payload: dict[str, Any], target: CacheTarget, measured: Measured
 ) -> list[str]:
     """Marks the payload in place as ``target.policy`` asks; returns the breakpoints placed, in order."""
     policy = target.policy
@@ -299,7 +337,7 @@ def place_breakpoints(
     mark: dict[str, Any] = {"type": "ephemeral"}
     if policy.ttl == "1h":
         mark["ttl"] = "1h"
-    places = _places(provider, payload, policy.breakpoints, target.summary_text, prefix)
+    places = _places(provider, payload, policy.breakpoints, target.summary_text, measured)
     placed: list[str] = []
     marked: set[tuple[int, Any]] = set()
     for name, tokens, container, key in places[:MAX_BREAKPOINTS]:
@@ -329,7 +367,7 @@ _SYSTEM: list[Any] = []
 
 
 def _places(
-    provider: str, payload: dict[str, Any], wanted: Sequence[str], summary: str | None, prefix: PromptPrefix
+    provider: str, payload: dict[str, Any], wanted: Sequence[str], summary: str | None, measured: Measured
 ) -> list[_Place]:
     anthropic = provider == "anthropic"
     places: list[_Place] = []
@@ -345,8 +383,9 @@ def _places(
         seen += len(orjson.dumps(system)) // BYTES_PER_TOKEN
         if "system" in wanted:
             places.append(("system", seen, _SYSTEM, 0))
-    for n, unit in enumerate(units[: prefix.units]):
-        seen += len(orjson.dumps(unit)) // BYTES_PER_TOKEN
+    stable = measured.prefix.units
+    for n, unit in enumerate(units[:stable]):
+        seen += measured.unit_lengths[n] // BYTES_PER_TOKEN
         content = unit.get("content")
         if not isinstance(content, list):
             continue
@@ -354,7 +393,7 @@ def _places(
             found = next((k for k, b in enumerate(content) if _is_text(b) and b.get("text") == summary), None)
             if found is not None:
                 places.append(("summary", seen, content, found))
-        if "history" in wanted and n == prefix.units - 1:
+        if "history" in wanted and n == stable - 1:
             last = next((k for k in range(len(content) - 1, -1, -1) if _cacheable(content[k], anthropic)), None)
             if last is not None:
                 places.append(("history", seen, content, last))

@@ -18,10 +18,9 @@ from app.providers.caching import (
     PromptPrefix,
     answered_tail,
     check_cache,
+    measure_prefix,
     place_breakpoints,
-    prompt_prefix,
     stable_units,
-    unchanged_prefix,
 )
 from app.providers.errors import EmptyConversation
 from app.providers.mutations import Mutation, apply_mutations, parse_mutations
@@ -102,13 +101,13 @@ def build_chat_request(
     diagnostics.repairs.extend(mutation_repairs + serializer_repairs + repairs)
     answered = answered_tail(settled.messages)
     talked = any(message["role"] != "system" for message in chat_messages)
-    prefix = prompt_prefix(provider, payload, stable_units(provider, payload, answered=answered), head=talked)
-    unchanged = None if previous is None else unchanged_prefix(provider, payload, previous)
+    stable = stable_units(provider, payload, answered=answered)
+    measured = measure_prefix(provider, payload, stable, head=talked, previous=previous)
     placed: list[str] = []
     if cache is not None:
         cache = replace(cache, summary_text=_summary_text(mutated))
-        placed = place_breakpoints(provider, model, payload, cache, prefix)
-    return ChatRequest(provider, model, payload, diagnostics, prefix, placed, unchanged)
+        placed = place_breakpoints(provider, model, payload, cache, measured)
+    return ChatRequest(provider, model, payload, diagnostics, measured.prefix, placed, measured.unchanged)
 
 
 def _summary_text(messages: Sequence[ProjectedMessage]) -> str | None:
