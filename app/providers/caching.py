@@ -389,7 +389,7 @@ def _places(
         content = unit.get("content")
         if not isinstance(content, list):
             continue
-        if "summary" in wanted and summary is not None:
+        if "summary" in wanted and summary is not None and n < 2:  # the summary opens the live history
             found = next((k for k, b in enumerate(content) if _is_text(b) and b.get("text") == summary), None)
             if found is not None:
                 places.append(("summary", seen, content, found))
