@@ -95,7 +95,9 @@ class Settings(BaseSettings):
         default=0.8, gt=0, le=1, description="Compaction is due at this share of the window."
     )
     compaction_reserved_output_tokens: int | None = Field(
-        default=None, ge=0, description="Room kept for the answer when a request names no maxOutputTokens."
+        default=None,
+        ge=0,
+        description="Room kept for the answer when a request names no maxOutputTokens and the catalog no limit.",
     )
     compaction_tail_tokens: int = Field(default=20_000, ge=0, description="Recent history kept verbatim.")
     summarizer_base_url: str | None = Field(
