@@ -115,7 +115,9 @@ class Settings(BaseSettings):
         default=0.8, gt=0, le=1, description="Compaction is due at this share of the window."
     )
     compaction_reserved_output_tokens: int | None = Field(
-        default=None, ge=0, description="Room kept for the answer when a request names no maxOutputTokens."
+        default=None,
+        ge=0,
+        description="Room kept for the answer when a request names no maxOutputTokens and the catalog no limit.",
     )
     compaction_tail_tokens: int = Field(default=20_000, ge=0, description="Recent history kept verbatim.")
     summarizer_base_url: str | None = Field(
@@ -123,6 +125,13 @@ class Settings(BaseSettings):
     )
     summarizer_model: str | None = Field(default=None, description="The summarizer's model id.")
     summarizer_api_key: SecretStr | None = Field(default=None, description="Bearer key for the summarizer.")
+    cache_key_secret: SecretStr | None = Field(
+        default=None,
+        description="Keys OpenAI's prompt_cache_key (an HMAC of tenant and session); unset: no key is sent.",
+    )
+    cache_min_tokens: int | None = Field(
+        default=None, ge=0, description="Overrides each Claude model's minimum cacheable prompt length."
+    )
     prune_protect_user_turns: int = Field(default=2, ge=0, description="Recent user turns pruning never touches.")
     prune_protect_tool_tokens: int = Field(default=40_000, ge=0, description="Recent tool output kept unpruned.")
     prune_minimum_savings_tokens: int = Field(default=20_000, ge=0, description="Prune only when it saves this.")

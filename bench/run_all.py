@@ -1,5 +1,5 @@
-"""Runs the six benchmarks against one PostgreSQL and prints every figure, then the verdicts; then the agent
-loop, which reports figures without a target.
+"""Runs the six benchmarks against one PostgreSQL and prompt caching (pure, no database), and prints every
+figure, then the verdicts; then the agent loop, which reports figures without a target.
 
 ``.venv/bin/python -m bench.run_all`` starts one embedded PostgreSQL in a temporary folder (deleted at the
 end) unless ``--database-url`` names a server; each benchmark creates and drops its own database on it. The
@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from app.store.embedded import EmbeddedPostgres
-from bench import agent_loop, appends, memory, overhead, probes, throughput, window_cost
+from bench import agent_loop, appends, caching, memory, overhead, probes, throughput, window_cost
 from bench.harness import arguments
 
 
@@ -27,6 +27,7 @@ async def run(server_url: str, given_url: str | None) -> list[str]:
         ("4. appends and isolation between sessions", lambda: appends.main(server_url, 5, 100)),
         ("5. memory while paging long sessions", lambda: memory.main(server_url, [10_000, 20_000, 40_000])),
         ("6. the outside probe's cases: /healthz during large requests", lambda: probes.main(server_url)),
+        ("7. prompt caching over a 200-turn agent session", lambda: asyncio.to_thread(caching.main, 200)),
         (
             "the agent loop: 50 sessions, /chat on windows of about 150k tokens, two workers",
             lambda: agent_loop.main(given_url, None, 50, 6, 150_000, 2),

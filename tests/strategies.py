@@ -335,25 +335,51 @@ def histories(draw: st.DrawFn, *, max_steps: int = 14) -> list[PersistedMessage]
     messages: list[PersistedMessage] = []
     call_ids: list[str] = []
     for _ in range(draw(st.integers(0, max_steps))):  # one strategy per history, not per step
-        step = draw(_STEPS)
-        match step:
-            case "user":
-                messages += draw(_USER_TURN)
-            case "assistant":
-                messages += draw(_ASSISTANT_TURN)
-            case "tool":
-                messages += draw(_tool_round(call_ids))
-            case "orphan":
-                messages.append(b.tool_result("call_orphan", "nobody asked"))
-            case "compaction":
-                messages += draw(_compaction(len(messages)))
-            case "runtime":
-                messages += draw(_RUNTIME_RECORD)
-            case _:
-                raise AssertionError(step)
+        messages += _step(draw, draw(_STEPS), len(messages), call_ids)
     numbered = b.history(*messages)
     # ids are m<seq> everywhere, so the boundary ids chosen above (m<position>) are the ids it really has.
     return [replace(message, id=f"m{message.seq}") for message in numbered]
+
+
+_GROWING_STEPS = st.sampled_from(["user", "user", "assistant", "tool", "tool", "tool", "orphan", "runtime"])
+
+
+@st.composite
+def grown_histories(
+    draw: st.DrawFn, *, max_steps: int = 10, max_turns: int = 8
+) -> tuple[list[PersistedMessage], list[int]]:
+    """A history and how it grew: a random history, then turns appended one batch at a time as an agent
+    appends them (no compaction, no prune). Returns the numbered messages and the length after each batch,
+    the first being the random history's own length."""
+    messages: list[PersistedMessage] = list(draw(histories(max_steps=max_steps)))
+    cuts = [len(messages)]
+    call_ids = [f"call_{n}" for n in range(1, len(messages) + 1)]
+    for _ in range(draw(st.integers(1, max_turns))):
+        messages += _step(draw, draw(_GROWING_STEPS), len(messages), call_ids)
+        cuts.append(len(messages))
+    numbered = b.history(*messages)
+    return [replace(message, id=f"m{message.seq}") for message in numbered], cuts
+
+
+def _step(draw: st.DrawFn, step: str, count: int, call_ids: list[str]) -> list[PersistedMessage]:
+    """The messages one step of a history appends."""
+    messages: list[PersistedMessage] = []
+    match step:
+        case "user":
+            messages += draw(_USER_TURN)
+        case "assistant":
+            messages += draw(_ASSISTANT_TURN)
+        case "tool":
+            messages += draw(_tool_round(call_ids))
+        case "orphan":
+            messages.append(b.tool_result("call_orphan", "nobody asked"))
+        case "compaction":
+            messages += draw(_compaction(count))
+        case "runtime":
+            messages += draw(_RUNTIME_RECORD)
+        case _:
+            raise AssertionError(step)
+    return messages
 
 
 def engine_histories(*, max_steps: int = 14) -> st.SearchStrategy[list[EngineMessage]]:

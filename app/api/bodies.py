@@ -8,9 +8,11 @@ from pydantic import TypeAdapter, ValidationError
 
 from app.api.problems import validation_errors
 from app.api.schemas import AppendMessagesRequest, ChatRequestBody, ClientId, MessageIn, MessageInBody
+from app.context.cache_report import PrefixBreak
 from app.errors import InvalidInput
 from app.importers.imported import ToolCallRef
 from app.projections.types import Diagnostics, ProjectedMessage, ProjectedMetadata
+from app.providers.caching import parse_cache
 from app.services.chat import ChatAsk
 from app.services.compaction import Compacted
 from app.services.imports import ImportOutcome, WireReaders
@@ -62,7 +64,8 @@ IMPORT_READERS = WireReaders(
 
 
 def chat_ask(body: ChatRequestBody) -> ChatAsk:
-    """What a ``/chat`` body asks; what it leaves out the service takes from the run, then the session."""
+    """What a ``/chat`` body asks; what it leaves out the service takes from the run, then the session. A
+    malformed ``cache`` is refused here, naming its field (``cache.ttl``)."""
     return ChatAsk(
         session_id=body.session_id,
         provider=body.provider,
@@ -77,6 +80,7 @@ def chat_ask(body: ChatRequestBody) -> ChatAsk:
         format=body.format,
         agent=body.agent,
         prefill=body.prefill,
+        cache=parse_cache(body.cache),
     )
 
 
@@ -174,6 +178,11 @@ def _projected_body(message: ProjectedMessage, metadata: dict[str, Any]) -> dict
         "content": message.content,
         "metadata": metadata,
     }
+
+
+def chat_diagnostics_body(diagnostics: Diagnostics, prefix_break: PrefixBreak | None) -> dict[str, Any]:
+    """``/chat``'s diagnostics: the projection's, and what broke the previous request's prefix (``prefixBreak``)."""
+    return {**diagnostics_body(diagnostics), "prefixBreak": None if prefix_break is None else prefix_break.as_dict()}
 
 
 def diagnostics_body(diagnostics: Diagnostics) -> dict[str, Any]:

@@ -428,6 +428,10 @@ class ChatRequestBody(WireModel):
     prefill: bool = Field(
         default=False, description="End on the trailing assistant turn for the model to continue (Anthropic only)."
     )
+    cache: JsonValue = Field(
+        default="auto",
+        description='Prompt caching: "auto", "none", or {"ttl": "5m"|"1h", "breakpoints": [...], "cachedContent"?}.',
+    )
 
 
 class ChatResponseBody(WireModel):

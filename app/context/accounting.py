@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, Literal, assert_never
 
+from app.context.cache_report import CacheReport, cache_usage
 from app.context.config import ThresholdPolicy
 from app.context.window import ContextWindow
 from app.engine.kinds import Kind
@@ -83,6 +84,10 @@ class ContextReport:
     compaction_due: bool
     reason: str
     applied_compact_boundary_id: str | None
+    max_output_tokens: int | None = None
+    """The room reserved for the answer: the request's ``maxOutputTokens``, else the model's output limit from
+    the catalog, else ``None`` (the configured reserve applies)."""
+    cache: CacheReport | None = None
 
     @property
     def estimated_tokens(self) -> int:
@@ -105,6 +110,8 @@ class ContextReport:
             "compactionDue": self.compaction_due,
             "reason": self.reason,
             "appliedCompactBoundaryId": self.applied_compact_boundary_id,
+            "maxOutputTokens": self.max_output_tokens,
+            "cache": None if self.cache is None else self.cache.as_dict(),
         }
 
 
@@ -256,6 +263,8 @@ def account_context(
         compaction_due=due,
         reason=reason,
         applied_compact_boundary_id=applied,
+        max_output_tokens=max_output_tokens,
+        cache=cache_usage([m for m in messages if m.seq > stale_through], sections.total - sections.system),
     )
 
 

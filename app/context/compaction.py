@@ -148,6 +148,8 @@ def build_compaction(
         "summarizedMessageCount": len(selection.to_summarize),
         "keptMessageCount": len(selection.kept_tail),
         "tokensBefore": selection.tokens_before,
+        # A prefix cache is lost from the first byte that changes: the summary replaces all of it.
+        "cacheInvalidatedTokens": selection.tokens_before,
         "keptTokens": selection.kept_tokens,
         "summaryTokens": summary_tokens,
         "previousBoundaryId": selection.previous.boundary.id if selection.previous else None,

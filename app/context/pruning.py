@@ -34,6 +34,9 @@ class PrunePlan:
     protected_tool_tokens: int
     """Tool output kept verbatim outside the protected turns (at most about ``protect_tool_tokens``)."""
     reason: str
+    cache_invalidated_tokens: int = 0
+    """What the provider's cache holds that marking the candidates would invalidate: everything the model view
+    sends from the first of them on (a prefix cache is lost from the first byte that changes)."""
 
     @property
     def applied(self) -> bool:
@@ -46,6 +49,7 @@ class PrunePlan:
             "candidateTokensSaved": self.candidate_tokens_saved,
             "protectedToolTokens": self.protected_tool_tokens,
             "reason": self.reason,
+            "cacheInvalidatedTokens": self.cache_invalidated_tokens,
         }
 
 
@@ -84,6 +88,9 @@ def plan_prune(
     saving = sum(saved for _, saved in candidates)
     if not candidates:
         return PrunePlan((), 0, 0, protected, "no tool result outside the protected window")
+    first = candidates[-1][0]
+    start = next(n for n, message in enumerate(live) if message.id == first)
+    invalidated = sum(costs.get(message.id, 0) for message in live[start:])
     if saving < policy.minimum_savings_tokens:
         return PrunePlan(
             (),
@@ -91,9 +98,10 @@ def plan_prune(
             saving,
             protected,
             f"pruning would save {saving} tokens, below the minimum of {policy.minimum_savings_tokens}",
+            invalidated,
         )
     ids = tuple(id_ for id_, _ in reversed(candidates))
-    return PrunePlan(ids, saving, saving, protected, f"pruned {len(ids)} tool results, {saving} tokens")
+    return PrunePlan(ids, saving, saving, protected, f"pruned {len(ids)} tool results, {saving} tokens", invalidated)
 
 
 def _prunable(message: EngineMessage, policy: PrunePolicy) -> bool:

@@ -3,7 +3,8 @@
 Shape: ``{model, system?, messages: ModelMessage[], tools?: {name: {description?, inputSchema}},
 maxOutputTokens?, providerOptions?, output?}``; a caller wraps each ``inputSchema`` with ``jsonSchema()`` and
 ``output`` (``{type: "object", schema, name?, description?}``) with ``Output.object({schema:
-jsonSchema(schema), ...})``.
+jsonSchema(schema), ...})``. With a cache breakpoint on it (``app.providers.caching``), ``system`` is one
+system message carrying ``providerOptions.anthropic.cacheControl``, as AI SDK 6 takes it.
 
 ``model`` is the model the SDK will call, as ``provider/modelId`` (``google/gemini-3-pro-preview``,
 ``anthropic/claude-sonnet-4-5``, ``openai/gpt-5``): its provider is whose rules apply. The model view keeps

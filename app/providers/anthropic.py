@@ -8,7 +8,8 @@ blocks appear; ``max_tokens`` always set. Never edits a signed block. A tool Ant
 its own form, in its place in the turn (``server_tool_use`` and its ``web_search_tool_result``,
 ``web_fetch_tool_result`` or code execution result); one with no such form is left out with its result, said
 so. A reasoning effort is ``thinking`` (a budget, or adaptive thinking with ``output_config.effort`` from
-Claude 4.6 on), a structured answer ``output_config.format``.
+Claude 4.6 on), a structured answer ``output_config.format``. Cache breakpoints are placed afterwards, by
+``app.providers.caching`` (``system`` then becomes one text block carrying the mark).
 """
 
 import re

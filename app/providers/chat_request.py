@@ -8,14 +8,24 @@ The HTTP layer loads the session, projects the model view (with ``ProjectionCont
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from app.engine.kinds import Kind
 from app.projections.types import Diagnostics, ProjectedMessage, Projection
+from app.providers.caching import (
+    CacheTarget,
+    PromptPrefix,
+    answered_tail,
+    check_cache,
+    measure_prefix,
+    place_breakpoints,
+    stable_units,
+)
 from app.providers.errors import EmptyConversation
 from app.providers.mutations import Mutation, apply_mutations, parse_mutations
 from app.providers.prefill import check_prefill
-from app.providers.registry import adapter_for, build_payload, check_max_output_tokens, check_model
+from app.providers.registry import adapter_for, build_settled, check_max_output_tokens, check_model
 from app.providers.request_settings import NO_SETTINGS, RequestSettings
 from app.providers.sendable_text import NUL_REFUSED
 from app.providers.serializer import to_chat_messages
@@ -31,6 +41,12 @@ class ChatRequest:
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
     """The projection's diagnostics, plus one injected note per mutation and every mutation, serializer and
     adapter repair."""
+    prefix: PromptPrefix | None = None
+    """The payload's stable prefix, measured before any cache mark was placed."""
+    breakpoints: list[str] = field(default_factory=list)
+    """The cache breakpoints placed, by name (``app.providers.caching``)."""
+    unchanged: bool | None = None
+    """Whether the payload starts with the ``previous`` prefix given (``None``: none was given)."""
 
 
 def build_chat_request(
@@ -44,15 +60,21 @@ def build_chat_request(
     max_output_tokens: int | None = None,
     settings: RequestSettings = NO_SETTINGS,
     tool_switches: Mapping[str, bool] | None = None,
+    cache: CacheTarget | None = None,
+    previous: PromptPrefix | None = None,
 ) -> ChatRequest:
     """Everything checked before any work: an unknown provider, a bad tool, mutation or token limit, or a
     prefill the target cannot take raises an ``InvalidInput`` (422) naming the field. ``tool_switches``:
-    opencode's tools map (``{"bash": true, "edit": false}``), which leaves switched-off tools out of ``tools``."""
+    opencode's tools map (``{"bash": true, "edit": false}``), which leaves switched-off tools out of ``tools``.
+    ``cache``: the cache policy and what placing it needs; ``None`` places nothing. ``previous``: the stable
+    prefix of the previous request of the same parameters, to say whether this payload still starts with it."""
     adapter_for(provider)
     check_model(model)
     definitions, switched_off = switch_tools(parse_tools(tools), tool_switches or {})
     check_max_output_tokens(max_output_tokens)
     check_prefill(provider, model, settings)
+    if cache is not None:
+        check_cache(provider, model, cache.policy)
     parsed = _mutations(mutations)
     if isinstance(projection, Projection):
         messages, diagnostics = projection.messages, _copy(projection.diagnostics)
@@ -68,7 +90,7 @@ def build_chat_request(
             f"tools {', '.join(switched_off)} left out: the run's tools map turns them off"
         )
     chat_messages, serializer_repairs = to_chat_messages(mutated, system=system, remove_nul=remove_nul)
-    payload, repairs = build_payload(
+    payload, repairs, settled = build_settled(
         provider,
         chat_messages,
         model=model,
@@ -77,7 +99,26 @@ def build_chat_request(
         settings=settings,
     )
     diagnostics.repairs.extend(mutation_repairs + serializer_repairs + repairs)
-    return ChatRequest(provider=provider, model=model, payload=payload, diagnostics=diagnostics)
+    answered = answered_tail(settled.messages)
+    talked = any(message["role"] != "system" for message in chat_messages)
+    stable = stable_units(provider, payload, answered=answered)
+    measured = measure_prefix(provider, payload, stable, head=talked, previous=previous)
+    placed: list[str] = []
+    if cache is not None:
+        cache = replace(cache, summary_text=_summary_text(mutated))
+        placed = place_breakpoints(provider, model, payload, cache, measured)
+    return ChatRequest(provider, model, payload, diagnostics, measured.prefix, placed, measured.unchanged)
+
+
+def _summary_text(messages: Sequence[ProjectedMessage]) -> str | None:
+    """The compaction summary's text as the model view sends it (it opens the live history)."""
+    for message in messages[:3]:
+        if message.semantic_type is Kind.COMPACT_SUMMARY:
+            content = message.content
+            if isinstance(content, str):
+                return content
+            return next((part["text"] for part in content if part.get("type") == "text"), None)
+    return None
 
 
 def _mutations(mutations: Sequence[Mutation] | Sequence[Mapping[str, Any]] | None) -> tuple[Mutation, ...]:

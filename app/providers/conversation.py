@@ -159,14 +159,25 @@ def _only_reasoning(message: Message, repairs: list[Repair]) -> bool:
 
 
 def _approval_decisions(messages: Sequence[Message]) -> dict[str, tuple[bool, str | None]]:
-    """Tool-call id -> (approved, reason), from approval requests and their responses."""
+    """Tool-call id -> (approved, reason), from approval requests and their responses. A request decides a
+    call only in the call's own turn (consecutive assistant messages are one): one that comes after a later
+    turn began would rewrite a result the conversation has moved on from, and a payload's settled prefix."""
     call_of: dict[str, str] = {}
     answers: dict[str, tuple[bool, str | None]] = {}
+    call_turn: dict[str, int] = {}
+    turn = 0
+    previous_role = None
     for message in messages:
-        if message["role"] == "system":
+        role = message["role"]
+        if role == "assistant" and previous_role != "assistant":
+            turn += 1
+        previous_role = role
+        if role == "system":
             continue
         for part in message["content"]:
-            if part["type"] == "tool-approval-request":
+            if part["type"] == "tool-call" and role == "assistant":
+                call_turn[part["toolCallId"]] = turn
+            elif part["type"] == "tool-approval-request" and call_turn.get(part["toolCallId"]) == turn:
                 call_of[part["approvalId"]] = part["toolCallId"]
             elif part["type"] == "tool-approval-response":
                 answers[part["approvalId"]] = (bool(part.get("approved")), part.get("reason"))

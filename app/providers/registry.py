@@ -58,6 +58,23 @@ def build_payload(
     puts the request's prompt there), later ones are notes each adapter places as its provider allows.
     ``settings``: the reasoning effort, structured output and prefill the request asks for.
     """
+    payload, repairs, _ = build_settled(
+        provider, chat_messages, model=model, tools=tools, max_output_tokens=max_output_tokens, settings=settings
+    )
+    return payload, repairs
+
+
+def build_settled(
+    provider: str,
+    chat_messages: Sequence[ChatMessage],
+    *,
+    model: str,
+    tools: Sequence[Mapping[str, Any]] | tuple[ToolDefinition, ...] | None = None,
+    max_output_tokens: int | None = None,
+    settings: RequestSettings = NO_SETTINGS,
+) -> tuple[dict[str, Any], list[Repair], Settled]:
+    """``build_payload``, with the settled conversation the payload was made from (what it made up at its end
+    decides how much of the payload is settled for the prompt cache)."""
     adapter = adapter_for(provider)
     check_model(model)
     check_max_output_tokens(max_output_tokens)
@@ -69,7 +86,7 @@ def build_payload(
     payload, adapter_repairs = adapter(
         settled, model=model, tools=definitions, max_output_tokens=max_output_tokens, settings=settings
     )
-    return payload, repairs + adapter_repairs
+    return payload, repairs + adapter_repairs, settled
 
 
 def check_model(model: object) -> None:
@@ -90,4 +107,12 @@ def _definitions(
     return parse_tools(tools)  # type: ignore[arg-type]
 
 
-__all__ = ["ADAPTERS", "REFERENCE_TARGETS", "SUPPORTED_PROVIDERS", "Settled", "adapter_for", "build_payload"]
+__all__ = [
+    "ADAPTERS",
+    "REFERENCE_TARGETS",
+    "SUPPORTED_PROVIDERS",
+    "Settled",
+    "adapter_for",
+    "build_payload",
+    "build_settled",
+]

@@ -3,9 +3,10 @@
 It converts shapes (string content to parts, AI SDK part keys only), places system text (the request's
 system prompt and the leading system notes become one system message first; later notes stay where they
 are, for each adapter to place), attaches each runtime reminder to the user turn it belongs to (for every
-target the same way: never a user message of its own) and repairs combinations no provider accepts (a part
-a role cannot carry, text a provider cannot take). Every repair is reported. It never chooses, drops for
-relevance, trims or compacts: which messages go in is the model view's decision.
+target the same way; one in a tool loop stays a user message where it stands: ``attach_reminders``) and
+repairs combinations no provider accepts (a part a role cannot carry, text a provider cannot take). Every
+repair is reported. It never chooses, drops for relevance, trims or compacts: which messages go in is the
+model view's decision.
 
 Stored text is kept exactly, NUL characters and unpaired UTF-16 surrogates included, and a provider may not
 take them (``app.providers.sendable_text``). The store marks the messages holding such text when they are
@@ -93,28 +94,29 @@ notes marked as reminders."""
 
 def attach_reminders(messages: Sequence[ProjectedMessage]) -> Sequence[ProjectedMessage]:
     """Each reminder inside the user turn it belongs to: appended to the user message right before it (other
-    reminders aside), else put first in the user message right after it, else (it came in a tool loop, after
-    the assistant spoke) appended to the last user message before it, the prompt the loop answers, as agents
-    attach their reminders. Only with no user message at all does a reminder stay a message of its own."""
+    reminders aside), else put first in the user message right after it; else (it came in a tool loop, after
+    the assistant spoke) it stays a user message of its own where it stands, with the reminders right after
+    it, which the adapters join to the tool results' turn where their provider has one. Where a reminder goes
+    depends on nothing after the newest assistant turn before it, so a payload's settled prefix never changes
+    when a reminder comes: a reminder that reached back to an earlier prompt would rewrite a cached turn."""
     reminders = [n for n, m in enumerate(messages) if m.semantic_type in REMINDER_KINDS and m.role == "user"]
     if not reminders:
         return messages
     taken = set(reminders)
-    users = [n for n, m in enumerate(messages) if m.role == "user" and n not in taken]
-    user_set = set(users)
+    user_set = {n for n, m in enumerate(messages) if m.role == "user" and n not in taken}
     before: dict[int, list[int]] = {}
     after: dict[int, list[int]] = {}
+    alone: set[int] = set()  # reminders that stay a message of their own, which the ones right after them join
     for n in reminders:
         previous = next((k for k in range(n - 1, -1, -1) if k not in taken), None)
         following = next((k for k in range(n + 1, len(messages)) if k not in taken), None)
-        if previous is not None and previous in user_set:
+        if previous is not None and (previous in user_set or previous in alone):
             after.setdefault(previous, []).append(n)
         elif following is not None and following in user_set:
             before.setdefault(following, []).append(n)
-        elif (prompt := next((k for k in reversed(users) if k < n), None)) is not None:
-            after.setdefault(prompt, []).append(n)
         else:
             taken.discard(n)
+            alone.add(n)
     out: list[ProjectedMessage] = []
     for n, message in enumerate(messages):
         if n in taken:

@@ -2,16 +2,21 @@
 the context is with it."""
 
 import dataclasses
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from app.context.accounting import ContextReport
+from app.context.cache_report import HistoryState, PrefixBreak, history_state, next_request, prefix_break
+from app.context.catalog import bundled_catalog, default_max_output_tokens
 from app.context.model_server import ModelServerWindows
 from app.engine.model_ref import model_ref
 from app.errors import InvalidInput
 from app.projections.projector import project
 from app.projections.types import Projection, ProjectionContext, View
+from app.providers.caching import AUTO, CachePolicy, CacheTarget, PromptPrefix, prompt_cache_key
 from app.providers.chat_request import ChatRequest, build_chat_request
 from app.providers.registry import adapter_for
 from app.providers.request_settings import RequestSettings, parse_format, parse_variant
@@ -19,6 +24,7 @@ from app.services.context_report import count_context, request_tokens, window_si
 from app.services.snapshots import for_target, load_snapshot, session_model
 from app.settings import Settings
 from app.store.database import Database
+from app.store.prompt_prefixes import PromptPrefixRecord, PromptPrefixRepository
 from app.store.records import RunRecord
 
 
@@ -39,6 +45,7 @@ class ChatAsk:
     format: Any = None
     agent: str | None = None
     prefill: bool = False
+    cache: CachePolicy = AUTO
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +66,8 @@ class ChatAnswer:
     agent: str | None
     """The agent this request is for, the request's else the run's: no provider takes an agent in its body,
     and no view rule depends on one."""
+    prefix_break: PrefixBreak | None = None
+    """What broke the stable prefix the previous request of the same parameters sent, if anything did."""
 
 
 def run_model(run: RunRecord | None, provider: str) -> str | None:
@@ -87,6 +96,8 @@ def asked_of(ask: ChatAsk, run: RunRecord | None) -> Asked:
 async def build_chat(
     database: Database, windows: ModelServerWindows, settings: Settings, tenant_id: str, ask: ChatAsk
 ) -> ChatAnswer:
+    """The payload, its context report, and the prefix it shares with the previous request of the same
+    parameters (remembered per session in one small row, written after building)."""
     adapter_for(ask.provider)
     snapshot = await load_snapshot(
         database,
@@ -106,22 +117,98 @@ async def build_chat(
         model=model,
         run_models=snapshot.run_models,
     )
+    catalog = bundled_catalog()
+    max_output = ask.max_output_tokens or default_max_output_tokens(catalog, ask.provider, model)
     view = project(View.MODEL, snapshot.messages, ctx)
-    built = chat_request(ask, view, model=model, asked=asked)
+    target = CacheTarget(ask.cache, settings.cache_min_tokens, cache_key=_cache_key(settings, tenant_id, ask))
+    params = _params_hash(ask, model, asked)
+    async with database.reading() as connection:
+        previous = await PromptPrefixRepository(connection, tenant_id).get(ask.session_id, params)
+    measured = None if previous is None else PromptPrefix(*previous[:4])
+    built = chat_request(
+        ask, view, model=model, asked=asked, max_output_tokens=max_output, cache=target, previous=measured
+    )
+    now = history_state(snapshot.session.revision, snapshot.messages, view.diagnostics.applied_compact_boundary_id)
+    broke = None
+    if previous is not None and measured is not None and not built.unchanged:
+        then = HistoryState(previous.revision, previous.boundary_id, previous.pruned)
+        broke = prefix_break(then, now, previous_tokens=measured.tokens, mutated=bool(ask.mutations))
+    await _remember_prefix(database, tenant_id, ask.session_id, params, built, now)
+    unchanged = None if measured is None else (measured.length if built.unchanged else 0)
     resolved = await window_size(snapshot, ctx, windows)
     report = count_context(
         snapshot,
         ctx,
         resolved,
         settings,
-        max_output_tokens=ask.max_output_tokens,
+        max_output_tokens=max_output,
         extra_tokens=request_tokens(asked.system, asked.tools),
         view=view,
     )
-    return ChatAnswer(built, report, asked.agent)
+    report = _with_next_request(report, built, unchanged, max_output)
+    return ChatAnswer(built, report, asked.agent, broke)
 
 
-def chat_request(ask: ChatAsk, view: Projection, *, model: str, asked: Asked) -> ChatRequest:
+def _cache_key(settings: Settings, tenant_id: str, ask: ChatAsk) -> str | None:
+    secret = settings.cache_key_secret
+    if secret is None or not ask.cache.on:
+        return None
+    return prompt_cache_key(secret.get_secret_value().encode(), tenant_id, ask.session_id)
+
+
+def _params_hash(ask: ChatAsk, model: str, asked: Asked) -> str:
+    """Requests that differ in anything but the history build different payloads: one remembered prefix each."""
+    given = (ask.provider, model, asked.system, asked.tools, asked.tool_switches, list(ask.mutations))
+    key = repr((*given, ask.ctx, asked.settings, ask.cache, ask.max_output_tokens))
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+async def _remember_prefix(
+    database: Database, tenant_id: str, session_id: str, params: str, built: ChatRequest, now: HistoryState
+) -> None:
+    """Keeps this payload's stable prefix for the next request of the same parameters to compare with."""
+    prefix = built.prefix
+    assert prefix is not None
+    record = PromptPrefixRecord(
+        prefix.units, prefix.digest, prefix.length, prefix.total_length, now.revision, now.boundary_id, now.pruned
+    )
+    async with database.transaction() as connection:
+        await PromptPrefixRepository(connection, tenant_id).put(session_id, params, record)
+
+
+def _with_next_request(
+    report: ContextReport, built: ChatRequest, unchanged: int | None, max_output: int | None
+) -> ContextReport:
+    """The report with what the request about to be sent shares with the previous one and will cost."""
+    assert report.cache is not None and built.prefix is not None
+    prompt = report.estimated_tokens
+    total = built.prefix.total_length
+    unchanged_tokens = None if unchanged is None else (round(prompt * unchanged / total) if total else 0)
+    upcoming = next_request(
+        bundled_catalog(),
+        provider=built.provider,
+        model=built.model,
+        prompt_tokens=prompt,
+        unchanged_tokens=unchanged_tokens,
+        breakpoints=built.breakpoints,
+        max_output_tokens=max_output,
+        at=datetime.now(UTC),
+    )
+    return dataclasses.replace(report, cache=dataclasses.replace(report.cache, next_request=upcoming))
+
+
+def chat_request(
+    ask: ChatAsk,
+    view: Projection,
+    *,
+    model: str,
+    asked: Asked,
+    max_output_tokens: int | None = None,
+    cache: CacheTarget | None = None,
+    previous: PromptPrefix | None = None,
+) -> ChatRequest:
+    """``max_output_tokens``: the request's, or the catalog's default for the model; only Anthropic's payload
+    takes the default (its ``max_tokens`` is required), other targets get a limit only when one is asked."""
     return build_chat_request(
         view,
         provider=ask.provider,
@@ -129,7 +216,9 @@ def chat_request(ask: ChatAsk, view: Projection, *, model: str, asked: Asked) ->
         system=asked.system,
         tools=asked.tools,
         mutations=ask.mutations,
-        max_output_tokens=ask.max_output_tokens,
+        max_output_tokens=max_output_tokens if ask.provider == "anthropic" else ask.max_output_tokens,
         settings=asked.settings,
         tool_switches=asked.tool_switches,
+        cache=cache,
+        previous=previous,
     )

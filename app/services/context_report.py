@@ -9,6 +9,7 @@ import dataclasses
 
 from app import lossless_json
 from app.context.accounting import ContextReport, account_context
+from app.context.catalog import bundled_catalog, default_max_output_tokens
 from app.context.model_server import ModelServerWindows
 from app.context.window import ContextWindow
 from app.engine.tokens import estimate_tokens
@@ -29,13 +30,16 @@ async def report_context(
     *,
     max_output_tokens: int | None,
 ) -> ContextReport:
-    """``ctx`` names the model to count for, or leaves it to the session's."""
+    """``ctx`` names the model to count for, or leaves it to the session's; ``max_output_tokens`` left out is
+    the model's output limit from the catalog, so the threshold reserves the room the answer may take."""
     snapshot = await load_snapshot(database, tenant_id, session_id, apply_compact_boundary=ctx.apply_compact_boundary)
     provider, model = session_model(snapshot.session, ctx.provider, ctx.model)
     ctx = dataclasses.replace(
         ctx, provider=provider or ctx.provider, model=model or ctx.model, run_models=snapshot.run_models
     )
     resolved = await window_size(snapshot, ctx, windows)
+    if max_output_tokens is None:
+        max_output_tokens = default_max_output_tokens(bundled_catalog(), ctx.provider, ctx.model)
     return count_context(snapshot, ctx, resolved, settings, max_output_tokens=max_output_tokens)
 
 

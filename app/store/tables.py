@@ -152,6 +152,26 @@ compaction_leases = Table(
     ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
 )
 
+prompt_prefixes = Table(
+    "prompt_prefixes",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("session_id", String(128), nullable=False),
+    # sha256 of the request parameters the payload was built with: one row per way a session is asked for.
+    Column("params_hash", String(64), nullable=False),
+    Column("units", Integer, nullable=False),
+    Column("digest", String(64), nullable=False),
+    Column("length", BigInteger, nullable=False),
+    Column("total_length", BigInteger, nullable=False),
+    # What the history was when the payload was built, to name what broke a prefix.
+    Column("revision", BigInteger, nullable=False),
+    Column("boundary_id", String(128)),
+    Column("pruned", Integer, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "session_id", "params_hash"),
+    ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
+)
+
 idempotency_keys = Table(
     "idempotency_keys",
     metadata,

@@ -119,6 +119,7 @@ def test_plan_writes_a_boundary_and_its_summary_as_system_records():
                 "summarizedMessageCount": 4,
                 "keptMessageCount": 2,
                 "tokensBefore": 600,
+                "cacheInvalidatedTokens": 600,
                 "keptTokens": 200,
                 "summaryTokens": plan.tokens_after - 200,
                 "previousBoundaryId": None,

@@ -304,7 +304,46 @@ def test_report_serialises_to_camel_case():
         "compactionDue": False,
         "reason": "500 tokens are below the threshold of 8000",
         "appliedCompactBoundaryId": None,
+        "maxOutputTokens": None,
+        "cache": {
+            "lastCall": {
+                "messageId": "m2",
+                "inputTokens": 490,
+                "cacheReadTokens": 0,
+                "cacheWriteTokens": 0,
+                "cachedShare": 0.0,
+            },
+            "liveHistory": {
+                "messageId": None,
+                "inputTokens": 490,
+                "cacheReadTokens": 0,
+                "cacheWriteTokens": 0,
+                "cachedShare": 0.0,
+            },
+            "compactionInvalidatesTokens": 105,
+            "nextRequest": None,
+        },
     }
+
+
+def test_the_report_gives_the_cached_share_of_the_last_calls_from_stored_usage():
+    cached = {"inputTokens": 100, "cacheReadTokens": 800, "cacheWriteTokens": 100, "outputTokens": 50}
+    messages = history(
+        user("x", tokens=100),
+        assistant("y", tokens=5, usage={"inputTokens": 1000, "outputTokens": 50}),
+        user("z", tokens=10),
+        assistant("w", tokens=5, usage=cached),
+    )
+    cache = account(messages).as_dict()["cache"]
+    assert cache["lastCall"] == {
+        "messageId": "m4",
+        "inputTokens": 100,
+        "cacheReadTokens": 800,
+        "cacheWriteTokens": 100,
+        "cachedShare": 0.8,
+    }
+    assert cache["liveHistory"]["cacheReadTokens"] == 800
+    assert cache["liveHistory"]["cachedShare"] == round(800 / 2000, 4)
 
 
 # What the model view sends -------------------------------------------------------------------------------

@@ -203,6 +203,7 @@ def anthropic(payload: dict[str, Any], *, prefill: bool = False) -> list[str]:
         errors.append('messages: first message must use the "user" role')
     errors += _anthropic_ending(payload, messages, prefill)
     errors += _anthropic_thinking(payload, messages)
+    errors += _cache_marks(payload, "cache_control")
     use_ids: set[str] = set()
     any_tool_blocks = False
     for n, message in enumerate(messages):
@@ -434,9 +435,37 @@ def gemini(payload: dict[str, Any], *, model: str = "") -> list[str]:
 # AI SDK ModelMessage[] ------------------------------------------------------------------------------------
 
 
+def _cache_marks(payload: Any, key: str) -> list[str]:
+    """Anthropic takes at most four cache breakpoints, and none on a thinking block or an empty text."""
+    found: list[dict[str, Any]] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            options = value.get("providerOptions")
+            anthropic = options.get("anthropic") if isinstance(options, dict) else None
+            if key in value if key == "cache_control" else isinstance(anthropic, dict) and key in anthropic:
+                found.append(value)
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(payload)
+    errors = [f"{len(found)} cache breakpoints: A maximum of 4 blocks with cache_control may be provided"] * (
+        len(found) > 4
+    )
+    for block in found:
+        if block.get("type") in ("thinking", "redacted_thinking", "reasoning"):
+            errors.append("cache_control cannot be set on a thinking block")
+        if block.get("type") == "text" and _blank(block.get("text")):
+            errors.append("cache_control cannot be set on an empty text block")
+    return errors
+
+
 def ai_sdk(payload: dict[str, Any], *, prefill: bool = False) -> list[str]:
     """What the SDK's pre-flight lets through but its providers reject downstream."""
-    errors: list[str] = []
+    errors: list[str] = _cache_marks(payload, "cacheControl")
     messages = payload.get("messages") or []
     if not messages:
         return ["Invalid prompt: messages must not be empty"]

@@ -98,6 +98,19 @@ def test_denied_approval_without_result_says_the_user_denied_it() -> None:
     assert "denied-tool-call" in rules
 
 
+def test_an_approval_asked_after_a_later_turn_began_decides_nothing() -> None:
+    messages, rules = settled(
+        user("go"),
+        tool_calls(call_part("c1", "Bash")),
+        user("never mind"),
+        approval_request("a1", "c1"),
+        approval_response("a1", approved=False, reason="too risky"),
+    )
+    # The interrupted call's result was sent before the late approval came: it stays as it was.
+    assert messages[2]["content"][0]["output"] == {"type": "error-text", "value": INTERRUPTED}
+    assert "denied-tool-call" not in rules
+
+
 def test_empty_and_whitespace_texts_and_the_messages_they_empty_are_dropped() -> None:
     messages, rules = settled(user([text_part(" "), text_part("hi")]), user("\n\t"), assistant("ok"), user("next"))
     assert messages[0]["content"] == [{"type": "text", "text": "hi"}]

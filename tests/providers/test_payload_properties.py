@@ -20,6 +20,7 @@ from app.engine.persisted import PersistedMessage
 from app.engine.promotion import promote
 from app.projections.projector import project
 from app.projections.types import ProjectionContext, View
+from app.providers.caching import AUTO, CacheTarget
 from app.providers.chat_request import build_chat_request
 from app.providers.errors import PrefillRefused
 from app.providers.registry import SUPPORTED_PROVIDERS
@@ -134,7 +135,9 @@ request_settings = st.builds(
 def _built(provider: str, projected: Any, settings: RequestSettings, **request: Any) -> dict[str, Any] | None:
     """The payload, or ``None`` where the target refuses the prefill asked of it (a 422, tested on its own)."""
     try:
-        payload = build_chat_request(projected, provider=provider, model=MODELS[provider], settings=settings, **request)
+        payload = build_chat_request(
+            projected, provider=provider, model=MODELS[provider], settings=settings, cache=MARK_ALL, **request
+        )
     except PrefillRefused:
         assert settings.prefill
         return None
@@ -142,6 +145,9 @@ def _built(provider: str, projected: Any, settings: RequestSettings, **request: 
     assert found == [], (provider, found, payload.payload)
     return payload.payload
 
+
+MARK_ALL = CacheTarget(AUTO, min_tokens=0, cache_key="pc_key")
+"""Every breakpoint a target takes, however short the prompt, so that every payload is checked with its marks."""
 
 SURROGATE_MUTATIONS = [
     {"op": "append", "parts": [{"type": "text", "text": "also \ud800 this \ud83d\ude00"}]},

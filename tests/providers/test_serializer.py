@@ -124,7 +124,7 @@ def texts_of(message: Any) -> list[str]:
     return [part["text"] for part in message["content"]]
 
 
-def test_a_reminder_joins_the_user_turn_before_it_else_after_it_else_the_loops_prompt() -> None:
+def test_a_reminder_joins_the_user_turn_before_it_else_after_it_else_stays_where_it_stands() -> None:
     messages, repairs = to_chat_messages(
         as_sent(
             reminder_text("first"),
@@ -136,14 +136,24 @@ def test_a_reminder_joins_the_user_turn_before_it_else_after_it_else_the_loops_p
             assistant("done"),
         )
     )
-    assert [message["role"] for message in messages] == ["user", "assistant", "tool", "assistant"]
+    assert [message["role"] for message in messages] == ["user", "assistant", "tool", "user", "assistant"]
     assert texts_of(messages[0]) == [
         "<system-reminder>first</system-reminder>",
         "fix it",
         "<system-reminder>then</system-reminder>",
-        "<system-reminder>in the loop</system-reminder>",
     ]
+    # In a tool loop it never reaches back to the prompt, which a provider has cached by then.
+    assert texts_of(messages[3]) == ["<system-reminder>in the loop</system-reminder>"]
     assert repairs == []
+
+
+def test_reminders_in_a_tool_loop_make_one_user_message_until_a_prompt_takes_them() -> None:
+    loop = [user("fix it"), tool_call("c1", "Read"), tool_result("c1", "ok"), reminder_text("a"), reminder_text("b")]
+    messages, _ = to_chat_messages(as_sent(*loop))
+    assert [message["role"] for message in messages] == ["user", "assistant", "tool", "user"]
+    assert texts_of(messages[3]) == ["<system-reminder>a</system-reminder>", "<system-reminder>b</system-reminder>"]
+    prompted, _ = to_chat_messages(as_sent(*loop, user("next")))
+    assert texts_of(prompted[3]) == [*texts_of(messages[3]), "next"]
 
 
 def test_a_reminder_with_no_user_turn_to_join_stays_a_message_of_its_own() -> None:

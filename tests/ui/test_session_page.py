@@ -105,13 +105,14 @@ def test_the_context_bar_draws_the_sections_against_the_window_and_the_threshold
     context = page.locator("#context-body")
 
     expect(context).to_contain_text("of 200,000 tokens")
-    expect(context).to_contain_text("Compaction at 160,000")
+    # The window less the room the catalog says the model's answer may take (64,000 for claude-sonnet-4-5).
+    expect(context).to_contain_text("Compaction at 136,000")
     expect(context).to_contain_text("usage on m7")
     expect(context.locator(".segment.section-toolResults")).to_have_count(1)
     bar = context.locator(".context-bar").bounding_box()
     threshold = context.locator(".threshold").bounding_box()
     assert bar is not None and threshold is not None
-    assert (threshold["x"] - bar["x"]) / bar["width"] == pytest.approx(0.8, abs=0.01)
+    assert (threshold["x"] - bar["x"]) / bar["width"] == pytest.approx(0.68, abs=0.01)
 
 
 def test_the_chat_payload_is_built_for_the_chosen_provider(viewer: str, open_tab: Any) -> None:

@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter, Request, Response
 
-from app.api.bodies import chat_ask, diagnostics_body
+from app.api.bodies import chat_ask, chat_diagnostics_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.idempotency import WRITES_NOTHING
 from app.api.off_loop import OffLoopRoute
@@ -26,7 +26,7 @@ async def chat(
             "model": built.model,
             "agent": answer.agent,
             "payload": built.payload,
-            "diagnostics": diagnostics_body(built.diagnostics),
+            "diagnostics": chat_diagnostics_body(built.diagnostics, answer.prefix_break),
             "context": answer.context.as_dict(),
         }
     )

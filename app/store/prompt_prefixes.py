@@ -1,0 +1,58 @@
+"""``PromptPrefixRepository``: what the previous ``/chat`` payload of a session began with, per request parameters.
+
+One small row per (tenant, session, parameters hash), overwritten by every ``/chat``: the stable prefix's
+size and digest, and what the history was (revision, applied compaction, pruned results), so the next
+request can say whether its payload still starts the same and, when not, why.
+"""
+
+from typing import NamedTuple
+
+from sqlalchemy import exists, func, literal, select, text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.store.tables import prompt_prefixes, sessions
+
+
+class PromptPrefixRecord(NamedTuple):
+    units: int
+    digest: str
+    length: int
+    total_length: int
+    revision: int
+    boundary_id: str | None
+    pruned: int
+
+
+_COLUMNS = tuple(prompt_prefixes.c[name] for name in PromptPrefixRecord._fields)
+
+
+class PromptPrefixRepository:
+    def __init__(self, connection: AsyncConnection, tenant_id: str) -> None:
+        self._db = connection
+        self._tenant = tenant_id
+
+    async def get(self, session_id: str, params_hash: str) -> PromptPrefixRecord | None:
+        statement = select(*_COLUMNS).where(
+            prompt_prefixes.c.tenant_id == self._tenant,
+            prompt_prefixes.c.session_id == session_id,
+            prompt_prefixes.c.params_hash == params_hash,
+        )
+        row = (await self._db.execute(statement)).first()
+        return None if row is None else PromptPrefixRecord(*row)
+
+    async def put(self, session_id: str, params_hash: str, record: PromptPrefixRecord) -> None:
+        """Keeps ``record`` as the newest; a session deleted meanwhile keeps nothing (the row would orphan).
+        The commit does not wait for the disk: a row lost in a crash only costs the next request its
+        ``prefixBreak`` report, and ``/chat`` should not pay a flush for bookkeeping."""
+        await self._db.execute(text("SET LOCAL synchronous_commit TO OFF"))
+        table = prompt_prefixes
+        values = {"tenant_id": self._tenant, "session_id": session_id, "params_hash": params_hash, **record._asdict()}
+        session_exists = exists().where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
+        row = select(*(literal(value, table.c[name].type) for name, value in values.items())).where(session_exists)
+        statement = pg_insert(table).from_select(list(values), row)
+        statement = statement.on_conflict_do_update(
+            index_elements=[table.c.tenant_id, table.c.session_id, table.c.params_hash],
+            set_={**{name: statement.excluded[name] for name in record._fields}, "updated_at": func.now()},
+        )
+        await self._db.execute(statement)

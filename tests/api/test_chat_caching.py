@@ -1,0 +1,214 @@
+"""POST /chat and prompt caching: breakpoints, the prefix a request shares with the previous one, what broke it,
+the cache in the context report, and the catalog's output limit and prices."""
+
+from typing import Any
+
+import httpx
+import pytest
+
+from app.context.catalog import bundled_catalog
+from tests.api.test_context import service
+from tests.api.wire import append, assistant, new_session, tool_call, tool_result, user
+from tests.providers.payload_check import problems
+
+pytestmark = pytest.mark.db
+
+SONNET = "claude-sonnet-4-5"
+SYSTEM = "You are a careful engineer. " + "Follow the house rules. " * 300
+TOOLS = [{"name": "bash", "description": "Run a command", "inputSchema": {"type": "object"}}]
+
+
+async def chat(client: httpx.AsyncClient, provider: str = "anthropic", **body: Any) -> dict[str, Any]:
+    request = {"sessionId": "s1", "provider": provider, "model": SONNET, "system": SYSTEM, "tools": TOOLS, **body}
+    response = await client.post("/chat", json=request)
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+async def turn(client: httpx.AsyncClient, n: int) -> None:
+    """One agent turn: a prompt, a call with a long result, an answer with its usage."""
+    await append(
+        client,
+        "s1",
+        user(f"step {n}", id=f"u{n}"),
+        tool_call(f"c{n}", "bash", id=f"a{n}", command="make"),
+        tool_result(f"c{n}", "bash", f"output {n} " + "x" * 6000, id=f"t{n}"),
+        assistant(f"done {n}", id=f"d{n}", provider="anthropic", model=SONNET),
+    )
+
+
+def marks(value: Any) -> int:
+    if isinstance(value, dict):
+        return ("cache_control" in value) + sum(marks(item) for item in value.values())
+    if isinstance(value, list):
+        return sum(marks(item) for item in value)
+    return 0
+
+
+async def test_a_second_turn_starts_with_the_first_turns_prefix_and_marks_it_for_the_cache(
+    client: httpx.AsyncClient,
+) -> None:
+    await new_session(client)
+    await turn(client, 1)
+    first = await chat(client)
+    assert first["diagnostics"]["prefixBreak"] is None
+    assert first["context"]["cache"]["nextRequest"]["unchangedPrefixTokens"] is None
+    payload = first["payload"]
+    # The tools alone are below Claude's 1,024-token minimum: no breakpoint there; with the system, above it.
+    assert "cache_control" not in payload["tools"][-1]
+    assert payload["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert 0 < marks(payload) <= 4
+    assert problems("anthropic", payload, model=SONNET) == []
+    await turn(client, 2)
+    second = await chat(client)
+    assert second["diagnostics"]["prefixBreak"] is None
+    upcoming = second["context"]["cache"]["nextRequest"]
+    assert upcoming["unchangedPrefixTokens"] > 0.5 * upcoming["promptTokens"]
+    assert upcoming["cachedPrefixTokens"] == upcoming["unchangedPrefixTokens"]
+    assert "history" in upcoming["breakpoints"]
+    assert marks(second["payload"]) <= 4
+
+
+async def test_cache_none_places_no_breakpoint(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await turn(client, 1)
+    body = await chat(client, cache="none")
+    assert marks(body["payload"]) == 0 and isinstance(body["payload"]["system"], str)
+    assert body["context"]["cache"]["nextRequest"]["breakpoints"] == []
+
+
+async def test_an_hour_ttl_is_written_on_every_breakpoint(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await turn(client, 1)
+    payload = (await chat(client, cache={"ttl": "1h", "breakpoints": ["system"]}))["payload"]
+    assert payload["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert marks(payload) == 1
+
+
+@pytest.mark.parametrize(
+    ("provider", "cache", "field"),
+    [
+        ("anthropic", {"ttl": "10m"}, "cache.ttl"),
+        ("anthropic", {"breakpoints": ["everything"]}, "cache.breakpoints"),
+        ("anthropic", {"when": "always"}, "cache.when"),
+        ("openai", {"breakpoints": ["history"]}, "cache.breakpoints"),
+        ("anthropic", {"cachedContent": "cachedContents/x"}, "cache.cachedContent"),
+    ],
+)
+async def test_a_cache_the_target_cannot_take_is_a_422_naming_the_field(
+    client: httpx.AsyncClient, provider: str, cache: Any, field: str
+) -> None:
+    await new_session(client)
+    await turn(client, 1)
+    response = await client.post(
+        "/chat", json={"sessionId": "s1", "provider": provider, "model": "gpt-5", "cache": cache}
+    )
+    assert response.status_code == 422, response.text
+    assert response.json()["field"] == field
+
+
+async def test_a_prune_breaks_the_prefix_and_says_so(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    for n in range(8):
+        await turn(client, n)
+    await chat(client)
+    pruned = await client.post(
+        "/sessions/s1/prune", json={"protectUserTurns": 1, "protectToolTokens": 0, "minimumSavingsTokens": 0}
+    )
+    assert pruned.status_code == 200, pruned.text
+    assert pruned.json()["cacheInvalidatedTokens"] > 0
+    broke = (await chat(client))["diagnostics"]["prefixBreak"]
+    assert broke is not None and broke["reason"] == "prune"
+    assert (await chat(client))["diagnostics"]["prefixBreak"] is None
+
+
+async def test_a_compaction_breaks_the_prefix_and_says_so(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    for n in range(3):
+        await turn(client, n)
+    await chat(client)
+    compacted = await client.post("/sessions/s1/compactions", json={"summary": "We ran make three times."})
+    assert compacted.status_code == 201, compacted.text
+    assert compacted.json()["compaction"]["cacheInvalidatedTokens"] > 0
+    await turn(client, 3)
+    broke = (await chat(client))["diagnostics"]["prefixBreak"]
+    assert broke is not None and broke["reason"] == "compaction"
+
+
+async def test_an_amendment_that_changes_the_view_breaks_the_prefix_and_says_so(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    for n in range(3):
+        await turn(client, n)
+    await chat(client)
+    hidden = await client.patch("/sessions/s1/messages/u1", json={"metadata": {"eligibleForModelContext": False}})
+    assert hidden.status_code == 200, hidden.text
+    broke = (await chat(client))["diagnostics"]["prefixBreak"]
+    assert broke is not None and broke["reason"] == "amendment"
+
+
+async def test_appending_never_breaks_the_prefix_for_any_target(client: httpx.AsyncClient) -> None:
+    models = {
+        "openai": "gpt-5",
+        "openai-responses": "gpt-5",
+        "gemini": "gemini-2.5-pro",
+        "ai-sdk": "anthropic/" + SONNET,
+    }
+    await new_session(client)
+    for n in range(4):
+        await turn(client, n)
+        for provider, model in models.items():
+            body = await chat(client, provider, model=model)
+            assert body["diagnostics"]["prefixBreak"] is None, provider
+
+
+async def test_max_output_tokens_defaults_to_the_catalogs_output_limit(client: httpx.AsyncClient) -> None:
+    limit = bundled_catalog().lookup("anthropic", SONNET).max_output_tokens  # type: ignore[union-attr]
+    assert limit is not None and limit > 4096
+    await new_session(client)
+    await turn(client, 1)
+    body = await chat(client)
+    assert body["payload"]["max_tokens"] == limit
+    assert body["context"]["maxOutputTokens"] == limit
+    assert body["context"]["cache"]["nextRequest"]["maxOutputTokens"] == limit
+    asked = await chat(client, maxOutputTokens=1000)
+    assert asked["payload"]["max_tokens"] == 1000
+    report = (await client.get("/sessions/s1/context", params={"model": SONNET, "provider": "anthropic"})).json()
+    assert report["maxOutputTokens"] == limit
+    window = report["window"]["tokens"]
+    assert report["thresholdTokens"] <= window - min(limit, window // 2)
+
+
+async def test_the_context_report_prices_the_next_request_with_its_cached_prefix(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await turn(client, 1)
+    first = (await chat(client))["context"]["cache"]["nextRequest"]["expectedCostUsd"]
+    await turn(client, 2)
+    second = (await chat(client))["context"]["cache"]["nextRequest"]
+    cost = second["expectedCostUsd"]
+    assert first is not None and cost is not None
+    assert cost["cacheRead"] > 0 and first["cacheRead"] == 0
+    unknown = await client.post("/chat", json={"sessionId": "s1", "provider": "openai", "model": "my-local-model"})
+    assert unknown.json()["context"]["cache"]["nextRequest"]["expectedCostUsd"] is None
+
+
+async def test_the_context_report_gives_the_cache_the_last_call_read(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    usage = {"inputTokens": 200, "cacheReadTokens": 1600, "cacheWriteTokens": 200, "outputTokens": 40}
+    await append(client, "s1", user("hi"), assistant("hello", provider="anthropic", model=SONNET, usage=usage))
+    report = (await client.get("/sessions/s1/context")).json()
+    assert report["cache"]["lastCall"]["cacheReadTokens"] == 1600
+    assert report["cache"]["lastCall"]["cachedShare"] == 0.8
+
+
+async def test_openai_gets_a_prompt_cache_key_nobody_can_derive_from_the_session_id(database_url: str) -> None:
+    async with service(database_url, cache_key_secret="server-secret") as client:
+        await new_session(client)
+        await turn(client, 1)
+        keys = set()
+        for provider in ("openai", "openai-responses"):
+            payload = (await chat(client, provider, model="gpt-5"))["payload"]
+            assert problems(provider, payload) == []
+            keys.add(payload["prompt_cache_key"])
+        [key] = keys
+        assert "s1" not in key and len(key) > 20
+        assert "prompt_cache_key" not in (await chat(client, "openai", model="gpt-5", cache="none"))["payload"]

@@ -1,0 +1,172 @@
+"""Cache breakpoints: where each target is asked to cache, and what it refuses."""
+
+from typing import Any
+
+import pytest
+
+from app.engine.promotion import promote
+from app.projections.projector import project
+from app.projections.types import ProjectionContext, View
+from app.providers.caching import (
+    AUTO,
+    NO_CACHE,
+    CacheTarget,
+    InvalidCache,
+    min_cacheable_tokens,
+    parse_cache,
+    prompt_cache_key,
+)
+from app.providers.chat_request import ChatRequest, build_chat_request
+from tests import builders as b
+from tests.providers.payload_check import problems
+
+TOOLS = [
+    {"name": "Read", "description": "Read a file", "inputSchema": {"type": "object"}},
+    {"name": "Bash", "description": "Run a command. " + "y" * 6000, "inputSchema": {"type": "object"}},
+]
+"""Long enough (1,500 tokens) to be cached on their own."""
+LONG = "x" * 8000
+"""About 2,000 tokens: over the 1,024 most Claude models need before anything is cached."""
+
+
+def _history(*, summary: bool = False) -> list[Any]:
+    messages = []
+    if summary:
+        messages += [b.boundary("m1"), b.summary("m1", "We fixed the login bug. " + LONG)]
+    messages += [
+        b.user("fix it " + LONG),
+        b.reasoning("thinking", signature=b.SIGNATURE),
+        b.tool_call("c1", "Read", path="a.ts"),
+        b.tool_result("c1", "contents " + LONG),
+        b.assistant("done"),
+        b.user("thanks"),
+    ]
+    history = b.history(*messages)
+    return [promote(message) for message in history]
+
+
+def _build(
+    provider: str, model: str, cache: CacheTarget | None, *, summary: bool = False, **kwargs: Any
+) -> ChatRequest:
+    ctx = ProjectionContext(provider=provider, model=model)
+    view = project(View.MODEL, _history(summary=summary), ctx)
+    return build_chat_request(view, provider=provider, model=model, tools=TOOLS, cache=cache, **kwargs)
+
+
+def _marks(value: Any, key: str = "cache_control") -> list[Any]:
+    found: list[Any] = []
+    if isinstance(value, dict):
+        if key in value:
+            found.append(value)
+        for item in value.values():
+            found += _marks(item, key)
+    elif isinstance(value, list):
+        for item in value:
+            found += _marks(item, key)
+    return found
+
+
+def test_auto_marks_tools_system_summary_and_the_settled_history_for_anthropic() -> None:
+    built = _build("anthropic", "claude-sonnet-4-5", CacheTarget(AUTO), summary=True, system="Rules. " + LONG)
+    payload = built.payload
+    assert built.breakpoints == ["tools", "system", "summary", "history"]
+    assert payload["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in payload["tools"][0]
+    assert payload["system"] == [{"type": "text", "text": "Rules. " + LONG, "cache_control": {"type": "ephemeral"}}]
+    summary_block = payload["messages"][0]["content"][0]
+    assert "<summary>" in summary_block["text"] and summary_block["cache_control"] == {"type": "ephemeral"}
+    # The history mark ends the settled prefix: every turn but the newest prompt (a later message may join it).
+    assert payload["messages"][-2]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in payload["messages"][-1]["content"][-1]
+    assert len(_marks(payload)) == 4
+    assert problems("anthropic", payload, model="claude-sonnet-4-5") == []
+
+
+def test_no_mark_goes_on_a_thinking_block_or_below_the_minimum_length() -> None:
+    short = project(
+        View.MODEL, [promote(m) for m in b.history(b.user("hi"), b.assistant("yo"), b.user("ok"))], ProjectionContext()
+    )
+    built = build_chat_request(short, provider="anthropic", model="claude-sonnet-4-5", cache=CacheTarget(AUTO))
+    assert built.breakpoints == [] and _marks(built.payload) == []
+    every = _build("anthropic", "claude-sonnet-4-5", CacheTarget(AUTO, min_tokens=0))
+    assert all(mark.get("type") not in ("thinking", "redacted_thinking") for mark in _marks(every.payload))
+
+
+def test_the_minimum_cacheable_length_follows_the_model_family() -> None:
+    assert min_cacheable_tokens("claude-sonnet-4-5-20250929") == 1024
+    assert min_cacheable_tokens("claude-3-5-haiku-latest") == 2048
+    assert min_cacheable_tokens("claude-haiku-4-5") == 4096
+    assert min_cacheable_tokens("anthropic/claude-opus-4-5") == 4096
+    assert min_cacheable_tokens("claude-opus-4-1") == 1024
+
+
+def test_an_hour_ttl_marks_every_breakpoint_with_it() -> None:
+    policy = parse_cache({"ttl": "1h", "breakpoints": ["history"]})
+    built = _build("anthropic", "claude-sonnet-4-5", CacheTarget(policy))
+    assert built.breakpoints == ["history"]
+    assert [mark["cache_control"] for mark in _marks(built.payload)] == [{"type": "ephemeral", "ttl": "1h"}]
+
+
+def test_none_marks_nothing_and_leaves_the_system_a_string() -> None:
+    built = _build("anthropic", "claude-sonnet-4-5", CacheTarget(NO_CACHE), system="Rules. " + LONG)
+    assert _marks(built.payload) == [] and isinstance(built.payload["system"], str)
+
+
+def test_the_ai_sdk_marks_claude_through_provider_options() -> None:
+    built = _build("ai-sdk", "anthropic/claude-sonnet-4-5", CacheTarget(AUTO), system="Rules. " + LONG)
+    payload = built.payload
+    assert built.breakpoints == ["tools", "system", "history"]
+    mark = {"anthropic": {"cacheControl": {"type": "ephemeral"}}}
+    assert payload["tools"]["Bash"]["providerOptions"] == mark
+    assert payload["system"] == [{"role": "system", "content": "Rules. " + LONG, "providerOptions": mark}]
+    assert problems("ai-sdk", payload) == []
+    other = _build("ai-sdk", "openai/gpt-5", CacheTarget(AUTO))
+    assert other.breakpoints == [] and "providerOptions" not in str(other.payload)
+
+
+def test_openai_gets_a_keyed_prompt_cache_key() -> None:
+    key = prompt_cache_key(b"secret", "tenant", "s1")
+    for provider in ("openai", "openai-responses"):
+        built = _build(provider, "gpt-5", CacheTarget(AUTO, cache_key=key))
+        assert built.payload["prompt_cache_key"] == key
+        assert problems(provider, built.payload) == []
+    assert key != prompt_cache_key(b"other", "tenant", "s1") != prompt_cache_key(b"secret", "tenant", "s2")
+    assert "s1" not in key
+
+
+def test_gemini_passes_an_explicit_cached_content_through() -> None:
+    policy = parse_cache({"cachedContent": "cachedContents/abc", "breakpoints": []})
+    built = _build("gemini", "gemini-2.5-pro", CacheTarget(policy))
+    assert built.payload["cachedContent"] == "cachedContents/abc"
+
+
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [
+        ({"ttl": "2h"}, "cache.ttl"),
+        ({"breakpoints": ["messages"]}, "cache.breakpoints"),
+        ({"breakpoints": "history"}, "cache.breakpoints"),
+        ({"color": "blue"}, "cache.color"),
+        ("sometimes", "cache"),
+        ({"cachedContent": ""}, "cache.cachedContent"),
+    ],
+)
+def test_a_malformed_cache_names_its_field(value: object, field: str) -> None:
+    with pytest.raises(InvalidCache) as raised:
+        parse_cache(value)
+    assert raised.value.extensions["field"] == field
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "value", "field"),
+    [
+        ("openai", "gpt-5", {"breakpoints": ["history"]}, "cache.breakpoints"),
+        ("gemini", "gemini-2.5-pro", {"ttl": "1h", "breakpoints": []}, "cache.ttl"),
+        ("ai-sdk", "openai/gpt-5", {"breakpoints": ["system"]}, "cache.breakpoints"),
+        ("anthropic", "claude-sonnet-4-5", {"cachedContent": "cachedContents/x"}, "cache.cachedContent"),
+    ],
+)
+def test_breakpoints_a_target_cannot_take_are_refused(provider: str, model: str, value: object, field: str) -> None:
+    with pytest.raises(InvalidCache) as raised:
+        _build(provider, model, CacheTarget(parse_cache(value)))
+    assert raised.value.extensions["field"] == field

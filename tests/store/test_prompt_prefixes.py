@@ -1,0 +1,44 @@
+"""The remembered prompt prefix: one row per session and parameters, overwritten, gone with its session."""
+
+import httpx
+from fastapi import FastAPI
+
+from app.api.auth import DEFAULT_TENANT
+from app.store.prompt_prefixes import PromptPrefixRecord, PromptPrefixRepository
+from tests.api.wire import new_session
+
+FIRST = PromptPrefixRecord(
+    units=2, digest="a" * 64, length=100, total_length=150, revision=1, boundary_id=None, pruned=0
+)
+
+
+async def test_the_newest_prefix_replaces_the_previous_one_per_parameters(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    await new_session(client)
+    database = app.state.database
+    newer = FIRST._replace(units=4, digest="b" * 64, revision=2, boundary_id="b1", pruned=3)
+    async with database.transaction() as connection:
+        await PromptPrefixRepository(connection, DEFAULT_TENANT).put("s1", "p1", FIRST)
+        await PromptPrefixRepository(connection, DEFAULT_TENANT).put("s1", "p2", FIRST)
+    async with database.transaction() as connection:
+        await PromptPrefixRepository(connection, DEFAULT_TENANT).put("s1", "p1", newer)
+    async with database.reading() as connection:
+        repository = PromptPrefixRepository(connection, DEFAULT_TENANT)
+        assert await repository.get("s1", "p1") == newer
+        assert await repository.get("s1", "p2") == FIRST
+        assert await PromptPrefixRepository(connection, "other-tenant").get("s1", "p1") is None
+
+
+async def test_a_session_deleted_keeps_no_prefix(app: FastAPI, client: httpx.AsyncClient) -> None:
+    database = app.state.database
+    async with database.transaction() as connection:
+        await PromptPrefixRepository(connection, DEFAULT_TENANT).put("gone", "p1", FIRST)
+    await new_session(client)
+    async with database.transaction() as connection:
+        await PromptPrefixRepository(connection, DEFAULT_TENANT).put("s1", "p1", FIRST)
+    assert (await client.delete("/sessions/s1")).status_code in (200, 204)
+    async with database.reading() as connection:
+        repository = PromptPrefixRepository(connection, DEFAULT_TENANT)
+        assert await repository.get("gone", "p1") is None
+        assert await repository.get("s1", "p1") is None
