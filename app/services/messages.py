@@ -32,6 +32,12 @@ async def append_messages(
 ) -> AppendResult:
     """Stores the batch whole or not at all; a retried id with the same content replays the stored message."""
     batch = prepare_batch(inputs, caller, settings, now)
+    # The common case, new messages, is one statement; a replay, a conflict, an unknown session or a
+    # compaction's messages take the lock and the careful path below.
+    async with database.single_write() as connection:
+        stored = await MessageRepository(connection, caller.tenant_id).append_new(session_id, batch)
+    if stored is not None:
+        return stored
     async with database.transaction() as connection:
         repository = MessageRepository(connection, caller.tenant_id)
         last_seq = await repository.lock_session(session_id)

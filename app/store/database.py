@@ -165,6 +165,19 @@ class Database:
             await connection.execution_options(isolation_level="AUTOCOMMIT")
             yield connection
 
+    @asynccontextmanager
+    async def single_write(self) -> AsyncIterator[AsyncConnection]:
+        """A primary connection in autocommit for one statement that is a whole unit of work by itself (an
+        append's single statement): no BEGIN or COMMIT round trips around it. With replicas, its WAL position
+        goes on the request's consistency token, as a transaction's does."""
+        async with self.engine.connect() as connection:
+            await connection.execution_options(isolation_level="AUTOCOMMIT")
+            yield connection
+            request = consistency.current()
+            if self.replicas and request is not None:
+                position = await (await driver(connection)).fetchval(_COMMIT_POSITION_SQL)
+                request.wrote(consistency.parse_position(position))
+
     def _connect_for_reading(self, on_primary: bool) -> AbstractAsyncContextManager[AsyncConnection]:
         if on_primary:
             return self.engine.connect()
