@@ -35,10 +35,12 @@ _MESSAGE = (
     "SELECT id, session_id, seq, role, content::text AS content, created_at, metadata::text AS metadata, run_id,"
     " token_estimate, unusual_text FROM messages WHERE tenant_id = :tenant AND session_id = :session"
 )
-_MARKERS = sa.text(_MESSAGE + " AND kind IN :kinds ORDER BY seq").bindparams(
+_MARKERS_SQL = _MESSAGE + " AND kind IN :kinds ORDER BY seq"
+_NAMED_SQL = _MESSAGE + " AND id IN :ids"
+_MARKERS = sa.text(_MARKERS_SQL).bindparams(
     sa.bindparam("kinds", [str(kind) for kind in MARKER_KINDS], expanding=True)
 )
-_NAMED = sa.text(_MESSAGE + " AND id IN :ids").bindparams(sa.bindparam("ids", expanding=True))
+_NAMED = sa.text(_NAMED_SQL).bindparams(sa.bindparam("ids", expanding=True))
 _WRITE = sa.text(
     "UPDATE sessions SET compaction_boundary_seq = :boundary, compaction_summary_seq = :summary,"
     " live_history_start_seq = :start WHERE tenant_id = :tenant AND id = :session"
