@@ -64,16 +64,19 @@ _GET_SQL = f"SELECT {_READ_COLUMNS} FROM messages WHERE {_SCOPE} AND id = $3"  #
 _METADATA_SQL = f"SELECT id, metadata, unusual_text FROM messages WHERE {_SCOPE} AND id = ANY($3::text[])"  # noqa: S608
 _BY_IDS_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND id = ANY($3::text[])"  # noqa: S608
 _LIVE_HISTORY_SQL = (
-    "WITH start AS (SELECT live_history_start_seq AS first_seq, compaction_summary_seq AS summary_seq"  # noqa: S608
-    " FROM sessions WHERE tenant_id = $1 AND id = $2)"
+    "WITH start AS (SELECT live_history_start_seq AS first_seq, compaction_summary_seq AS summary_seq,"  # noqa: S608
+    " last_seq FROM sessions WHERE tenant_id = $1 AND id = $2)"
     f" (SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE}"
     " AND seq = (SELECT summary_seq FROM start) AND seq < (SELECT first_seq FROM start))"
     f" UNION ALL (SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE}"
-    f" AND seq >= coalesce((SELECT first_seq FROM start), {FIRST_SEQ}) ORDER BY seq)"
+    f" AND seq BETWEEN coalesce((SELECT first_seq FROM start), {FIRST_SEQ}) AND (SELECT last_seq FROM start)"
+    " ORDER BY seq)"
 )
 """The live history from the session row's start: one session row and one seq range (the summary comes
-first when it was written before the range, a one-row lookup by seq). No statistics or plan choice can turn
-it into a walk of the whole session: both reads are bounded by an index condition on seq."""
+first when it was written before the range, a one-row lookup by seq). Both reads are index conditions on
+seq, and the range is closed at the session's last seq: a plan made without the values (a generic plan)
+estimates a closed range as a small one and walks the primary key, where ``seq >= $n`` alone is guessed at
+a third of the session and, once statistics say the table is large, answered by scanning all of it."""
 _LIVE_START_SQL = (
     "SELECT compaction_boundary_seq, compaction_summary_seq, live_history_start_seq FROM sessions"
     " WHERE tenant_id = $1 AND id = $2"

@@ -7,6 +7,7 @@ from typing import Any
 import asyncpg
 import httpx
 import orjson
+import pytest
 from fastapi import FastAPI
 
 from app.api.auth import DEFAULT_TENANT
@@ -26,8 +27,9 @@ def scans(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from scans(child)
 
 
+@pytest.mark.parametrize("analyzed", [False, True], ids=["no statistics", "analyzed"])
 async def test_the_live_history_read_touches_only_its_own_seq_range_under_a_generic_plan(
-    app: FastAPI, client: httpx.AsyncClient, database_url: str
+    app: FastAPI, client: httpx.AsyncClient, database_url: str, analyzed: bool
 ) -> None:
     await new_session(client, "h")
     for start in range(0, HISTORY - TAIL, 500):
@@ -41,6 +43,8 @@ async def test_the_live_history_read_touches_only_its_own_seq_range_under_a_gene
 
     connection = await asyncpg.connect(plain_dsn(database_url))
     try:
+        if analyzed:
+            await connection.execute("ANALYZE messages")
         await connection.execute("SET plan_cache_mode = force_generic_plan")
         await connection.execute(f"PREPARE live (text, text) AS {message_store._LIVE_HISTORY_SQL}")
         text = await connection.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE live('{DEFAULT_TENANT}', 'h')")
