@@ -77,9 +77,10 @@ async def measure(server: Server, repeat: int) -> tuple[float, float, dict[str, 
         for _ in range(8):
             await fetch("long")
             await fetch("short")
-        for _ in range(repeat):
-            timings["long"].append(await fetch("long"))
-            timings["short"].append(await fetch("short"))
+        for round_ in range(repeat):
+            # Each goes first in every other round, so neither always follows the other.
+            for session_id in ("long", "short") if round_ % 2 == 0 else ("short", "long"):
+                timings[session_id].append(await fetch(session_id))
     return median(timings["long"]), median(timings["short"]), sizes
 
 
