@@ -99,6 +99,9 @@ async def main(database_url: str | None, long_count: int, repeat: int) -> list[s
             await build(http, "short", 1_000)
         took = time.perf_counter() - started
         print(f"dataset: {long_count:,} + 1,000 messages appended through the API in {took:.1f} s", flush=True)
+        stored = await admin.fetchval("SELECT pg_total_relation_size('messages')")
+        each = stored / (long_count + 1_000)
+        print(f"stored: {stored / 2**20:,.0f} MiB with indexes and TOAST, {each:,.0f} bytes a message", flush=True)
         try:
             for label, setting in VARIANTS:
                 if setting is not None:
