@@ -245,9 +245,18 @@ def branch_summary(text: str, *, role: Role = "system", **metadata: Any) -> Pers
 
 def agent_switch(text: str, *, as_reminder: bool = False, **metadata: Any) -> PersistedMessage:
     """An agent switch marker; ``as_reminder`` tags it so the model view sends it as a reminder."""
+    return _switch(Kind.AGENT_SWITCH_NOTE, text, as_reminder, metadata)
+
+
+def model_switch(text: str, *, as_reminder: bool = False, **metadata: Any) -> PersistedMessage:
+    """A model switch marker; ``as_reminder`` tags it so the model view sends it as a reminder."""
+    return _switch(Kind.MODEL_SWITCH_NOTE, text, as_reminder, metadata)
+
+
+def _switch(kind: Kind, text: str, as_reminder: bool, metadata: dict[str, Any]) -> PersistedMessage:
     if as_reminder:
         metadata["tags"] = [*metadata.get("tags", []), "reminder"]
-    return runtime(Kind.AGENT_SWITCH_NOTE, text, **metadata)
+    return runtime(kind, text, **metadata)
 
 
 def bash(

@@ -88,7 +88,9 @@ _MAYBE_TEXT = st.one_of(st.none(), texts)
 _RESULT_SHAPES = st.sampled_from(["text", "text", "json", "error-text", "content", "denied"])
 _SUMMARY_TEXTS = st.sampled_from(["Earlier we fixed the login bug.", "Summary.", "", "  ", None])
 _SUMMARY_ROLES: st.SearchStrategy[Role] = st.sampled_from(["user", "system"])
-_RUNTIME_CHOICES = st.sampled_from(["system", "reminder", "handoff", "branch", "switch", "bash", "custom", "approval"])
+_RUNTIME_CHOICES = st.sampled_from(
+    ["system", "reminder", "handoff", "branch", "switch", "model_switch", "bash", "custom", "approval"]
+)
 _EXIT_CODES = st.sampled_from([0, 1, None])
 _OUTPUT_PATHS = st.sampled_from([None, "/tmp/out.txt"])
 _CUSTOM_CONTENT = st.one_of(texts, st.just([b.text_part("extension says hi")]))
@@ -294,6 +296,8 @@ def _runtime_record(draw: st.DrawFn) -> list[PersistedMessage]:
             return [b.branch_summary("Tried another approach: " + draw(texts))]
         case "switch":
             return [b.agent_switch("Switched to plan", as_reminder=draw(_COIN))]
+        case "model_switch":
+            return [b.model_switch("Model changed to openai/gpt-5", as_reminder=draw(_COIN))]
         case "bash":
             return [
                 b.bash(

@@ -1,6 +1,7 @@
 """Request and response bodies of the sessions, messages and runs endpoints."""
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, NotRequired, Self
 
@@ -14,6 +15,7 @@ from pydantic import (
     JsonValue,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -319,20 +321,20 @@ class RunPage(WireModel):
 class ProjectionOptions(WireModel):
     """The projection context the views take, as query parameters or as ``/chat``'s ``projection``."""
 
-    active_agent_name: str | None = None
     model: str | None = Field(default=None, description="The target model id (reasoning stays native only for it).")
     provider: str | None = Field(default=None, description="The target provider.")
     include_reasoning: bool = True
     reasoning_fallback: Literal["drop", "text"] = "drop"
     include_tool_results: bool = True
-    tool_result_soft_limit_chars: int = Field(default=50_000, ge=1, le=INT32_MAX)
+    tool_result_soft_limit_chars: int = Field(
+        default=50_000, ge=0, le=INT32_MAX, description="Characters of a tool result the model sees; 0 never cuts."
+    )
     apply_compact_boundary: bool = True
     inject_runtime_reminder: bool = True
     readable_media: str | None = Field(
         default=None,
         description="Comma-separated media types the target reads (image/*, application/pdf); 'none' for text only.",
     )
-    redact: bool = Field(default=False, description="Export: mask secrets.")
 
     def to_context(self, *, provider: str | None = None, model: str | None = None) -> ProjectionContext:
         """The core's context; ``provider`` and ``model`` override the options' own (``/chat`` sets them)."""
@@ -341,7 +343,6 @@ class ProjectionOptions(WireModel):
             listed = tuple(item.strip() for item in self.readable_media.split(",") if item.strip())
             readable = () if listed in ((), ("none",)) else listed
         return ProjectionContext(
-            active_agent_name=self.active_agent_name,
             model=model or self.model,
             provider=provider or self.provider,
             include_reasoning=self.include_reasoning,
@@ -350,7 +351,6 @@ class ProjectionOptions(WireModel):
             tool_result_soft_limit_chars=self.tool_result_soft_limit_chars,
             apply_compact_boundary=self.apply_compact_boundary,
             inject_runtime_reminder=self.inject_runtime_reminder,
-            redact=self.redact,
             readable_media=readable,
         )
 
@@ -360,12 +360,24 @@ class ProjectionQuery(ProjectionOptions):
 
     view: View
     format: Literal["json", "markdown"] = Field(default="json", description="Export: JSON or one Markdown document.")
+    redact: bool = Field(default=False, description="Export: mask secrets.")
     limit: int | None = Field(
         default=None, ge=1, description="Paged views (transcript, debug, export); at most PROJECTOR_MAX_PAGE_SIZE."
     )
     after: str | None = None
     before: str | None = None
     order: Literal["asc", "desc"] = "asc"
+
+    @field_validator("format", "redact")
+    @classmethod
+    def _export_only(cls, value: str | bool, info: ValidationInfo) -> str | bool:
+        """The export's own options, refused elsewhere rather than accepted and ignored."""
+        if value not in ("json", False) and info.data.get("view") is not View.EXPORT:
+            raise ValueError("only the export view takes it")
+        return value
+
+    def to_context(self, *, provider: str | None = None, model: str | None = None) -> ProjectionContext:
+        return replace(super().to_context(provider=provider, model=model), redact=self.redact)
 
 
 class ChatRequestBody(WireModel):
@@ -410,7 +422,9 @@ class ChatRequestBody(WireModel):
         default=None, description="Reasoning effort or thinking budget; from the run when omitted."
     )
     format: OutputFormatJson = Field(default=None, description="Structured output; from the run when omitted.")
-    agent: str | None = Field(default=None, description="The active agent; from the run when omitted.")
+    agent: str | None = Field(
+        default=None, description="The agent this request is for, named in the answer; from the run when omitted."
+    )
     prefill: bool = Field(
         default=False, description="End on the trailing assistant turn for the model to continue (Anthropic only)."
     )
@@ -419,7 +433,7 @@ class ChatRequestBody(WireModel):
 class ChatResponseBody(WireModel):
     provider: str
     model: str
-    agent: str | None = Field(description="The agent the model view was built for: the request's, else the run's.")
+    agent: str | None = Field(description="The agent this request is for: the request's, else the run's.")
     payload: dict[str, Any]
     diagnostics: dict[str, Any]
     context: dict[str, Any]

@@ -294,7 +294,13 @@ def pruned_tokens(message: EngineMessage) -> int:
 
 def _section(kind: Kind) -> Section:
     match kind:
-        case Kind.SYSTEM_NOTE | Kind.RUNTIME_REMINDER | Kind.AGENT_SWITCH_NOTE | Kind.COMPACT_BOUNDARY:
+        case (
+            Kind.SYSTEM_NOTE
+            | Kind.RUNTIME_REMINDER
+            | Kind.AGENT_SWITCH_NOTE
+            | Kind.MODEL_SWITCH_NOTE
+            | Kind.COMPACT_BOUNDARY
+        ):
             return "system"
         case Kind.COMPACT_SUMMARY | Kind.HANDOFF_SUMMARY | Kind.BRANCH_SUMMARY:
             return "summary"

@@ -1,4 +1,4 @@
-"""The sixteen engine-message kinds and the roles that may carry them."""
+"""The seventeen engine-message kinds and the roles that may carry them."""
 
 from enum import StrEnum
 from typing import Literal
@@ -21,6 +21,8 @@ class Kind(StrEnum):
     RUNTIME_REMINDER = "runtime_reminder"
     HANDOFF_SUMMARY = "handoff_summary"
     AGENT_SWITCH_NOTE = "agent_switch_note"
+    MODEL_SWITCH_NOTE = "model_switch_note"
+    """A runtime fact: the session's model (or its settings, such as the thinking level) changed."""
     BASH_EXECUTION = "bash_execution"
     CUSTOM = "custom"
     BRANCH_SUMMARY = "branch_summary"
@@ -33,6 +35,7 @@ RESERVED_RUNTIME_KINDS: frozenset[Kind] = frozenset(
         Kind.RUNTIME_REMINDER,
         Kind.HANDOFF_SUMMARY,
         Kind.AGENT_SWITCH_NOTE,
+        Kind.MODEL_SWITCH_NOTE,
         Kind.BRANCH_SUMMARY,
     }
 )

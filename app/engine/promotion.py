@@ -31,6 +31,7 @@ ALLOWED_ROLES: dict[Kind, frozenset[Role]] = {
     Kind.RUNTIME_REMINDER: frozenset({"system"}),
     Kind.HANDOFF_SUMMARY: _SUMMARY_ROLES,
     Kind.AGENT_SWITCH_NOTE: frozenset({"system"}),
+    Kind.MODEL_SWITCH_NOTE: frozenset({"system"}),
     Kind.BASH_EXECUTION: frozenset({"user"}),
     Kind.CUSTOM: frozenset({"user"}),
     Kind.BRANCH_SUMMARY: _SUMMARY_ROLES,

@@ -13,7 +13,7 @@ position among the file's JSON objects (the header is 0), as pi's own migration 
 - ``compaction``: a ``compact_boundary`` (the entry's id) and its ``compact_summary`` (id + ``:summary``);
   the boundary names the last message the summary covers: the one before ``firstKeptEntryId``.
 - ``branch_summary`` and ``custom_message`` entries become ``branch_summary`` and ``custom`` messages;
-  ``model_change`` and ``thinking_level_change`` become ``agent_switch_note`` markers (the model view leaves
+  ``model_change`` and ``thinking_level_change`` become ``model_switch_note`` markers (the model view leaves
   them out); ``custom`` entries (an extension's state) become runtime facts; ``session_info`` names the
   session; ``label`` entries are skipped.
 """
@@ -325,7 +325,7 @@ class _Builder:
         self._emit(entry, message_id, "user", _user_content(value.get("content")), metadata)
 
     def _switch(self, entry: _Entry, text: str, facts: dict[str, Any]) -> None:
-        metadata = {"runtimeKind": Kind.AGENT_SWITCH_NOTE.value, "pi": {"type": entry.type, **facts}}
+        metadata = {"runtimeKind": Kind.MODEL_SWITCH_NOTE.value, "pi": {"type": entry.type, **facts}}
         self._emit(entry, entry.key, "system", text, metadata)
 
     def _model(self, provider: Any, model: Any) -> None:

@@ -1,7 +1,7 @@
 """The export view: the conversation for sharing and reports, without runtime noise, optionally redacted.
 
 Runtime noise is what the runtime wrote to steer or manage the model rather than what was said and done:
-reminders, agent switch markers, compaction boundaries and their summaries (the full history is right
+reminders, agent and model switch markers, compaction boundaries and their summaries (the full history is right
 there), synthetic messages, and what the transcript hides. Provider metadata (signatures, item ids) is
 dropped from parts: it is opaque and bound to one provider. With ``redact`` every text, tool input, tool
 output and exported fact goes through ``redaction``. Decisions are per message, so any page exports the
@@ -63,6 +63,8 @@ def export_hidden_reason(message: EngineMessage) -> str | None:
     match message.kind:
         case Kind.AGENT_SWITCH_NOTE:
             return "runtime noise: agent switch marker"
+        case Kind.MODEL_SWITCH_NOTE:
+            return "runtime noise: model switch marker"
         case Kind.COMPACT_BOUNDARY | Kind.COMPACT_SUMMARY:
             return "runtime noise: compaction record (the full history is exported)"
         case Kind.RUNTIME_REMINDER:

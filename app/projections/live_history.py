@@ -1,8 +1,9 @@
 """The live history: the messages from the newest complete compaction on, which the model view starts from.
 
-A boundary is *complete* when a ``compact_summary`` names it (``metadata.summaryForBoundaryId``, or for a
-summary opencode wrote, ``metadata.parentID``: the compaction request it answers) with non-blank text; only
-the newest complete boundary applies, so a failed or running compaction never replaces history. The live
+A boundary is *complete* when a ``compact_summary`` names it (``metadata.summaryForBoundaryId``, else
+``metadata.compactBoundaryId``, or for a summary opencode wrote, ``metadata.parentID``: the compaction
+request it answers) with non-blank text and is not flagged ``eligibleForModelContext: false``; only the
+newest complete boundary applies, so a failed or running compaction never replaces history. The live
 history is that compaction's summary, its kept tail (the messages after ``metadata.compactThroughMessageId``,
 when the boundary names one that precedes it) and everything after the boundary; with no complete compaction
 it is the whole history.
@@ -66,12 +67,20 @@ def summary_for(message: EngineMessage) -> str | None:
     return None
 
 
-_BOUNDARY_KEYS = ("summaryForBoundaryId", "parentID")
+_BOUNDARY_KEYS = ("summaryForBoundaryId", "compactBoundaryId", "parentID")
+"""Where a summary names its boundary: the design's key, the engine metadata's other boundary key, then
+opencode's compaction request."""
 
 
 def completes_its_boundary(message: EngineMessage) -> bool:
-    """A summary with non-blank text that names a boundary: what makes that boundary complete."""
-    return summary_for(message) is not None and not is_blank(plain_text(message.content))
+    """A summary with non-blank text that names a boundary and may be sent to the model: what makes that
+    boundary complete. A summary flagged ``eligibleForModelContext: false`` cannot stand in for the history it
+    covers (the model would see neither), so its boundary stays incomplete and the history before it is sent."""
+    return (
+        summary_for(message) is not None
+        and message.metadata.get("eligibleForModelContext") is not False
+        and not is_blank(plain_text(message.content))
+    )
 
 
 def newest_complete_compaction(messages: Sequence[EngineMessage]) -> Compaction | None:

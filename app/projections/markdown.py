@@ -1,4 +1,4 @@
-"""Rendering an export projection to one Markdown document.
+"""Rendering an export projection to one Markdown document, whole or page by page.
 
 Headings name the speaker, tool calls and results are fenced, media is named rather than embedded. The
 renderer reads only the projection (already filtered and, when asked, redacted), so it can never leak what
@@ -20,15 +20,34 @@ HEADINGS: dict[str, str] = {"system": "System", "user": "User", "assistant": "As
 
 
 def render_markdown(projection: Projection, *, title: str | None = None) -> str:
-    blocks = [f"# {title}"] if title else []
+    return "\n\n".join([*title_block(title), *markdown_blocks(projection)]) + "\n"
+
+
+def title_block(title: str | None) -> list[str]:
+    """The document's heading, when the session has a title."""
+    return [utf8_text(f"# {title}")] if title else []
+
+
+def markdown_blocks(projection: Projection) -> list[str]:
+    """One block per message that shows something (a heading and its body), for a document written whole
+    or page by page (blocks are separated by a blank line)."""
+    blocks = []
     for message in projection.messages:
         body = _body(message)
         if body:
-            blocks.append(f"## {_heading(message)}\n\n{body}")
-    document = "\n\n".join(blocks) + "\n"
-    # A Markdown document is UTF-8 text, which cannot hold an unpaired UTF-16 surrogate (stored text may):
-    # each becomes U+FFFD, the character that says something undecodable was there.
-    return document if document.isascii() else _SURROGATE.sub("\ufffd", document)
+            blocks.append(utf8_text(f"## {_heading(message)}\n\n{body}"))
+    return blocks
+
+
+def utf8_text(text: str) -> str:
+    """A Markdown document is UTF-8 text, which cannot hold an unpaired UTF-16 surrogate (stored text may):
+    each becomes U+FFFD, the character that says something undecodable was there."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def continuation_note(next_page: str) -> str:
+    """Closes a page that is not the end of the conversation, so that a reader of the file sees it too."""
+    return f"---\n\n*The conversation continues: [next page]({next_page}).*"
 
 
 def _heading(message: ProjectedMessage) -> str:
@@ -47,6 +66,8 @@ def _heading(message: ProjectedMessage) -> str:
             return "Reminder"
         case Kind.AGENT_SWITCH_NOTE:
             return "Agent switch"
+        case Kind.MODEL_SWITCH_NOTE:
+            return "Model switch"
         case Kind.CUSTOM:
             custom_type = message.metadata.extra.get("customType")
             return f"Extension message ({custom_type})" if custom_type else "Extension message"

@@ -77,8 +77,13 @@ def project_model(messages: Sequence[EngineMessage], ctx: ProjectionContext) -> 
     return build_view(messages, ctx, MODEL_POLICY)
 
 
+def before_window(boundary_id: str) -> str:
+    """Why a message older than the applied compaction's kept tail is not sent."""
+    return f"before the compaction window of boundary {boundary_id}"
+
+
 def marked_as_reminder(message: EngineMessage) -> bool:
-    """An agent switch note goes to the model only when tagged as a reminder (or ``reminder: true``)."""
+    """An agent or model switch note goes to the model only when tagged as a reminder (or ``reminder: true``)."""
     tags = message.metadata.get("tags")
     tagged = isinstance(tags, list) and any(tag in REMINDER_TAGS for tag in tags if isinstance(tag, str))
     return tagged or message.metadata.get("reminder") is True
@@ -174,7 +179,7 @@ class _Rules:
             and message.seq < applied.tail_start_seq
             and message.id != applied.compaction.boundary.id
         ):
-            return Hidden(f"before the compaction window of boundary {applied.compaction.boundary.id}")
+            return Hidden(before_window(applied.compaction.boundary.id))
         metadata = message.metadata
         if metadata and metadata.get("eligibleForModelContext") is False and message.kind is not Kind.COMPACT_BOUNDARY:
             return Hidden("eligibleForModelContext is false")
@@ -200,9 +205,10 @@ class _Rules:
     def _branch(self, message: EngineMessage) -> ProjectedMessage | Hidden:
         return self._wrapped(message, BRANCH_PREAMBLE)
 
-    def _agent_switch(self, message: EngineMessage) -> ProjectedMessage | Hidden:
+    def _switch(self, message: EngineMessage) -> ProjectedMessage | Hidden:
         if not marked_as_reminder(message):
-            return Hidden("agent switch marker: UI only (not tagged as a reminder)")
+            what = "agent" if message.kind is Kind.AGENT_SWITCH_NOTE else "model"
+            return Hidden(f"{what} switch marker: UI only (not tagged as a reminder)")
         return self._reminder(message)
 
     def _boundary_reason(self, message: EngineMessage) -> str:
@@ -211,7 +217,7 @@ class _Rules:
         if not self.ctx.apply_compact_boundary:
             return "compaction boundary: never sent (applyCompactBoundary off)"
         if message.id not in self.complete_boundaries:
-            return "incomplete compaction boundary: no summary with text names it; ignored"
+            return "incomplete compaction boundary: no summary with text, eligible for the model, names it; ignored"
         return "compaction boundary: never sent (an older compaction)"
 
     def _summary_reason(self, message: EngineMessage) -> str:
@@ -383,8 +389,8 @@ def _rule(kind: Kind) -> Rule:
             return _Rules._handoff
         case Kind.BRANCH_SUMMARY:
             return _Rules._branch
-        case Kind.AGENT_SWITCH_NOTE:
-            return _Rules._agent_switch
+        case Kind.AGENT_SWITCH_NOTE | Kind.MODEL_SWITCH_NOTE:
+            return _Rules._switch
         case Kind.BASH_EXECUTION:
             return _Rules._bash
         case Kind.CUSTOM:

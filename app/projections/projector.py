@@ -16,7 +16,15 @@ from app.projections.transcript import project_transcript
 from app.projections.types import Projection, ProjectionContext, View
 
 
-def project(view: View, messages: Sequence[EngineMessage], ctx: ProjectionContext) -> Projection:
+def project(
+    view: View,
+    messages: Sequence[EngineMessage],
+    ctx: ProjectionContext,
+    *,
+    window: Sequence[EngineMessage] | None = None,
+) -> Projection:
+    """``window``: the debug view of a page judges the model decisions over the live history the model view
+    reads (``None``: over ``messages``); the other views ignore it."""
     match view:
         case View.TRANSCRIPT:
             return project_transcript(messages, ctx)
@@ -25,7 +33,7 @@ def project(view: View, messages: Sequence[EngineMessage], ctx: ProjectionContex
         case View.COMPACT:
             return project_compact(messages, ctx)
         case View.DEBUG:
-            return project_debug(messages, ctx)
+            return project_debug(messages, ctx, window)
         case View.EXPORT:
             return project_export(messages, ctx)
         case _:

@@ -65,6 +65,7 @@ def transcript_hidden_reason(message: EngineMessage) -> str | None:
             | Kind.COMPACT_SUMMARY
             | Kind.HANDOFF_SUMMARY
             | Kind.AGENT_SWITCH_NOTE
+            | Kind.MODEL_SWITCH_NOTE
             | Kind.BASH_EXECUTION
             | Kind.BRANCH_SUMMARY
         ):

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from app.engine.kinds import Kind, Role
 from app.engine.persisted import Content
 
-PROJECTOR_VERSION = "1"
+PROJECTOR_VERSION = "2"
 """Bumped whenever a view's output changes for the same input; part of every projection ETag."""
 
 
@@ -25,7 +25,6 @@ ReasoningFallback = Literal["drop", "text"]
 
 @dataclass(frozen=True, slots=True)
 class ProjectionContext:
-    active_agent_name: str | None = None
     model: str | None = None
     """The target's model id; reasoning goes in natively only when it matches the producer's."""
     provider: str | None = None

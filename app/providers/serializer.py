@@ -86,9 +86,9 @@ def _serialized(
     return converted, repairs
 
 
-REMINDER_KINDS = frozenset({Kind.RUNTIME_REMINDER, Kind.AGENT_SWITCH_NOTE})
-"""What the model view sends as a ``<system-reminder>`` user text: runtime reminders, and agent switch notes
-marked as reminders."""
+REMINDER_KINDS = frozenset({Kind.RUNTIME_REMINDER, Kind.AGENT_SWITCH_NOTE, Kind.MODEL_SWITCH_NOTE})
+"""What the model view sends as a ``<system-reminder>`` user text: runtime reminders, and agent and model switch
+notes marked as reminders."""
 
 
 def attach_reminders(messages: Sequence[ProjectedMessage]) -> Sequence[ProjectedMessage]:

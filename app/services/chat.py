@@ -57,7 +57,8 @@ class ChatAnswer:
     request: ChatRequest
     context: ContextReport
     agent: str | None
-    """The agent the model view was built for (no provider takes an agent in its body)."""
+    """The agent this request is for, the request's else the run's: no provider takes an agent in its body,
+    and no view rule depends on one."""
 
 
 def run_model(run: RunRecord | None, provider: str) -> str | None:
@@ -104,7 +105,6 @@ async def build_chat(
         provider=ask.provider,
         model=model,
         run_models=snapshot.run_models,
-        active_agent_name=ask.ctx.active_agent_name or asked.agent,
     )
     view = project(View.MODEL, snapshot.messages, ctx)
     built = chat_request(ask, view, model=model, asked=asked)
@@ -118,7 +118,7 @@ async def build_chat(
         extra_tokens=request_tokens(asked.system, asked.tools),
         view=view,
     )
-    return ChatAnswer(built, report, ctx.active_agent_name)
+    return ChatAnswer(built, report, asked.agent)
 
 
 def chat_request(ask: ChatAsk, view: Projection, *, model: str, asked: Asked) -> ChatRequest:

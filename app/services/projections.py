@@ -1,9 +1,12 @@
 """One view of a session, with a version tag (ETag) that costs one row read to check.
 
 The model and compact views read only the live history (``MessageRepository.live_history``); the
-transcript, debug and export views page like the message list, so no answer loads a long session whole.
+transcript, debug and export views page like the message list, so no answer loads a long session whole. A
+debug page also reads the live history, in the same snapshot: what the model sees of a page's messages
+depends on the whole window (the applied compaction, a call on an earlier page), never on the page alone.
 """
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 
 from app.engine.message import EngineMessage
@@ -86,21 +89,20 @@ async def view_session(
         etag = view_etag(asked.session_id, session, asked.parameters_digest)
         if etag_matches(if_none_match, etag):
             return NotModified(etag)
-        messages, has_more = await _messages_for(MessageRepository(connection, tenant_id), asked)
+        repository = MessageRepository(connection, tenant_id)
+        messages, has_more = await _messages_for(repository, asked)
+        window = await _model_input(repository, asked) if asked.view is View.DEBUG else None
         ctx = asked.ctx
         if asked.view in PRODUCER_VIEWS:
             ctx = replace(ctx, run_models=await RunRepository(connection, tenant_id).models(asked.session_id))
-    return SessionView(
-        etag, session, project(asked.view, messages, ctx), [message.seq for message in messages], has_more
-    )
+    projection = project(asked.view, messages, ctx, window=window)
+    return SessionView(etag, session, projection, [message.seq for message in messages], has_more)
 
 
 async def _messages_for(repository: MessageRepository, asked: ViewRequest) -> tuple[list[EngineMessage], bool | None]:
     """The messages a view needs, promoted, and for paged views whether more lie beyond the page."""
     if asked.view in WINDOWED_VIEWS:
-        if asked.ctx.apply_compact_boundary:
-            return await repository.live_history(asked.session_id), None
-        return await repository.from_seq(asked.session_id, FIRST_SEQ), None
+        return await _model_input(repository, asked), None
     rows, has_more = await repository.page(
         asked.session_id,
         limit=asked.limit,
@@ -109,3 +111,38 @@ async def _messages_for(repository: MessageRepository, asked: ViewRequest) -> tu
         backwards=asked.backwards,
     )
     return promote_all([to_persisted(row) for row in rows]), has_more
+
+
+async def _model_input(repository: MessageRepository, asked: ViewRequest) -> list[EngineMessage]:
+    """What the model view is given: the live history, or the whole session without the compaction."""
+    if asked.ctx.apply_compact_boundary:
+        return await repository.live_history(asked.session_id)
+    return await repository.from_seq(asked.session_id, FIRST_SEQ)
+
+
+async def later_pages(
+    database: Database, tenant_id: str, asked: ViewRequest, first: SessionView
+) -> AsyncIterator[Projection]:
+    """The rest of the walk ``first`` began, page by page, up to the message that was the session's last when
+    ``first`` was read: a document written page by page is the conversation its ETag names. Each page is its
+    own short snapshot, so no connection is held while a slow client reads. Seqs have no gaps, so the end is
+    known: a page that a replica does not hold yet (it answers nothing before the end) is read on the primary."""
+    seqs, end = first.seqs, first.session.last_seq
+    if not first.has_more:
+        return
+    while seqs and (min(seqs) > FIRST_SEQ if asked.backwards else max(seqs) < end):
+        after, before = (None, min(seqs)) if asked.backwards else (max(seqs), end + 1)
+        messages = await _page(database, tenant_id, asked, after, before, on_primary=False)
+        messages = messages or await _page(database, tenant_id, asked, after, before, on_primary=True)
+        seqs = [message.seq for message in messages]
+        yield project(asked.view, messages, asked.ctx)
+
+
+async def _page(
+    database: Database, tenant_id: str, asked: ViewRequest, after: int | None, before: int | None, *, on_primary: bool
+) -> list[EngineMessage]:
+    async with database.reading(on_primary=on_primary) as connection:
+        rows, _ = await MessageRepository(connection, tenant_id).page(
+            asked.session_id, limit=asked.limit, after_seq=after, before_seq=before, backwards=asked.backwards
+        )
+    return promote_all([to_persisted(row) for row in rows])

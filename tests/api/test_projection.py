@@ -107,7 +107,7 @@ async def test_unknown_view_is_422_listing_the_views(client: httpx.AsyncClient) 
 @pytest.mark.parametrize(
     ("param", "value"),
     [
-        ("toolResultSoftLimitChars", "0"),
+        ("toolResultSoftLimitChars", "-1"),
         ("includeReasoning", "maybe"),
         ("reasoningFallback", "shout"),
         ("format", "pdf"),

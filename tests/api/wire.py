@@ -69,7 +69,7 @@ def summary(boundary_id: str, text: str, id: str | None = None) -> dict[str, Any
 
 
 def every_kind() -> list[dict[str, Any]]:
-    """One message of each of the sixteen kinds, in an order a real session could have."""
+    """One message of each of the seventeen kinds, in an order a real session could have."""
     approval = {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c2"}
     approved = {"type": "tool-approval-response", "approvalId": "ap1", "approved": True}
     return [
@@ -86,6 +86,7 @@ def every_kind() -> list[dict[str, Any]]:
         runtime("runtime_reminder", "Run the tests before answering.", "k11"),
         runtime("handoff_summary", "Handing over: the fix is in progress.", "k12", role="user"),
         runtime("agent_switch_note", "Switched to the reviewer agent.", "k13"),
+        runtime("model_switch_note", "Model changed to anthropic/claude-opus-4-5.", "k13m"),
         _message(
             "user",
             "pytest -q",

@@ -127,6 +127,7 @@ SECTION_OF = {
     Kind.SYSTEM_NOTE: "system",
     Kind.RUNTIME_REMINDER: "system",
     Kind.AGENT_SWITCH_NOTE: "system",
+    Kind.MODEL_SWITCH_NOTE: "system",
     Kind.COMPACT_BOUNDARY: "system",
     Kind.COMPACT_SUMMARY: "summary",
     Kind.HANDOFF_SUMMARY: "summary",

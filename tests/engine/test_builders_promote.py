@@ -26,6 +26,7 @@ def test_each_builder_promotes_to_its_kind() -> None:
         (b.reminder("remember"), Kind.RUNTIME_REMINDER),
         (b.handoff("handed off"), Kind.HANDOFF_SUMMARY),
         (b.agent_switch("now plan"), Kind.AGENT_SWITCH_NOTE),
+        (b.model_switch("now gpt-5"), Kind.MODEL_SWITCH_NOTE),
         (b.bash("ls", "a.ts"), Kind.BASH_EXECUTION),
         (b.custom("hello"), Kind.CUSTOM),
         (b.branch_summary("tried x"), Kind.BRANCH_SUMMARY),

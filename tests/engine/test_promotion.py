@@ -64,6 +64,7 @@ def test_reasoning_beside_text_is_text_so_hiding_reasoning_never_hides_the_answe
         (Kind.HANDOFF_SUMMARY, "user", "handoff"),
         (Kind.HANDOFF_SUMMARY, "system", "handoff"),
         (Kind.AGENT_SWITCH_NOTE, "system", "switched to plan"),
+        (Kind.MODEL_SWITCH_NOTE, "system", "model changed to openai/gpt-5"),
         (Kind.BASH_EXECUTION, "user", "ls"),
         (Kind.CUSTOM, "user", [TEXT]),
         (Kind.BRANCH_SUMMARY, "system", "branch"),

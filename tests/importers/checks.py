@@ -143,7 +143,7 @@ def conversation(session: ImportedSession) -> list[EngineMessage]:
     return [
         message
         for message in engine_messages(session)
-        if message.kind is not Kind.AGENT_SWITCH_NOTE
+        if message.kind not in (Kind.AGENT_SWITCH_NOTE, Kind.MODEL_SWITCH_NOTE)
         and not (message.kind is Kind.SYSTEM_NOTE and message.metadata.get("eligibleForModelContext") is False)
     ]
 

@@ -78,7 +78,7 @@ def test_runtime_entries_become_their_kinds() -> None:
     custom = messages["c0000004"].metadata
     assert (custom["runtimeKind"], custom["customType"], custom["display"]) == ("custom", "todo", True)
     assert messages["c0000001"].metadata["runtimeKind"] == "branch_summary"
-    assert messages["c0000002"].metadata["runtimeKind"] == "agent_switch_note"
+    assert messages["c0000002"].metadata["runtimeKind"] == "model_switch_note"
     state = messages["c0000005"].metadata
     assert state["eligibleForModelContext"] is False and state["pi"]["data"] == {"open": 1}
 

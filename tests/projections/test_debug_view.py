@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 
 from app.engine.message import EngineMessage
 from app.projections.debug import project_debug
+from app.projections.live_history import live_history_start_seq, newest_complete_compaction
 from app.projections.model import project_model
 from app.projections.types import ProjectionContext, View
 from tests import builders as b
@@ -66,3 +67,43 @@ def test_debug_view_of_a_page_holds_exactly_that_page(history: list[EngineMessag
     projection = project_debug(page, CTX)
     assert [m.source_message_ids for m in projection.messages] == [(m.id,) for m in page]
     assert [m.content for m in projection.messages] == [m.content for m in page]
+
+
+def store_window(history: list[EngineMessage]) -> list[EngineMessage]:
+    """What the store reads for the model view: seq >= S plus the linked summary (the whole history without a
+    compaction)."""
+    start = live_history_start_seq(history)
+    compaction = newest_complete_compaction(history)
+    if start is None or compaction is None:
+        return history
+    return [compaction.summary, *(m for m in history if m.seq >= start)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(engine_histories(), st.integers(0, 40), st.integers(1, 40))
+def test_a_debug_page_judged_over_the_window_says_what_the_whole_debug_view_says(
+    history: list[EngineMessage], start: int, size: int
+) -> None:
+    page = history[start : start + size]
+    whole = {m.source_message_ids[0]: m for m in project_debug(history, CTX).messages}
+    paged = project_debug(page, CTX, store_window(history))
+    assert [m.source_message_ids for m in paged.messages] == [(m.id,) for m in page]
+    for message in paged.messages:
+        expected = whole[message.source_message_ids[0]]
+        assert message.metadata.hidden_from_model == expected.metadata.hidden_from_model
+        assert message.metadata.truncated == expected.metadata.truncated
+        assert message.metadata.notes == expected.metadata.notes
+    on_page = {m.id for m in page}
+    full = project_model(history, CTX).diagnostics
+    assert paged.diagnostics.hidden_message_ids == [i for i in full.hidden_message_ids if i in on_page]
+    assert paged.diagnostics.truncated_message_ids == [i for i in full.truncated_message_ids if i in on_page]
+    assert paged.diagnostics.applied_compact_boundary_id == full.applied_compact_boundary_id
+
+
+def test_a_result_whose_call_is_on_the_page_before_is_not_reported_dropped() -> None:
+    history = b.engine(b.user("read"), b.tool_call("c1", "Read"), b.tool_result("c1", "contents"))
+    paged = project_debug(history[2:], CTX, history)
+    result = paged.messages[0]
+    assert not result.metadata.hidden_from_model
+    assert paged.diagnostics.hidden_message_ids == []
+    assert project_debug(history[2:], CTX).messages[0].metadata.hidden_from_model

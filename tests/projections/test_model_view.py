@@ -52,6 +52,13 @@ def test_agent_switch_note_is_hidden_unless_tagged_as_a_reminder() -> None:
     assert switched.content == "<system-reminder>\nNow build\n</system-reminder>"
 
 
+def test_model_switch_note_is_hidden_unless_tagged_as_a_reminder() -> None:
+    projection = model(b.user("hi"), b.model_switch("Model changed"), b.model_switch("Now gpt-5", as_reminder=True))
+    assert sources(projection) == ["m1", "m3"]
+    assert "model switch marker: UI only" in reasons(projection, "m2")
+    assert only(projection, "m3").content == "<system-reminder>\nNow gpt-5\n</system-reminder>"
+
+
 def test_display_only_custom_message_is_hidden_and_a_displayed_one_is_sent_as_user_content() -> None:
     projection = model(
         b.custom("shown and sent"),

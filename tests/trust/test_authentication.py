@@ -142,7 +142,15 @@ async def test_a_writer_appends_and_amends_conversation_messages(keyed_app: Fast
 
 
 @pytest.mark.parametrize(
-    "kind", ["compact_boundary", "compact_summary", "runtime_reminder", "handoff_summary", "agent_switch_note"]
+    "kind",
+    [
+        "compact_boundary",
+        "compact_summary",
+        "runtime_reminder",
+        "handoff_summary",
+        "agent_switch_note",
+        "model_switch_note",
+    ],
 )
 async def test_a_writer_cannot_write_reserved_runtime_kinds_and_nothing_of_the_batch_is_stored(
     keyed_app: FastAPI, kind: str

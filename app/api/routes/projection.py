@@ -4,16 +4,17 @@ import hashlib
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Header, Query, Request, Response
 
 from app.api.bodies import diagnostics_body, projected_bodies
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
+from app.api.markdown_export import markdown_response
 from app.api.paging import Walk, page_limit, read_walk
 from app.api.responses import OrjsonResponse
 from app.api.schemas import PathId, ProjectionOut, ProjectionQuery
-from app.projections.markdown import render_markdown
 from app.projections.types import View
-from app.services.projections import NotModified, SessionView, ViewRequest, view_session
+from app.services.projections import NotModified, SessionView, ViewRequest, later_pages, view_session
+from app.settings import Settings
 
 router = APIRouter(tags=["projections"])
 
@@ -35,6 +36,7 @@ def cache_headers(etag: str) -> dict[str, str]:
 async def get_projection(
     session_id: PathId,
     query: Annotated[ProjectionQuery, Query()],
+    request: Request,
     database: DatabaseDep,
     principal: PrincipalDep,
     settings: SettingsDep,
@@ -47,7 +49,7 @@ async def get_projection(
         view=query.view,
         ctx=query.to_context(),
         parameters_digest=parameters_digest(query),
-        limit=page_limit(query.limit, settings),
+        limit=page_size(query, settings),
         after_seq=walk.after_seq,
         before_seq=walk.before_seq,
         backwards=walk.backwards,
@@ -55,14 +57,23 @@ async def get_projection(
     answer = await view_session(database, principal.tenant_id, asked, if_none_match=if_none_match)
     if isinstance(answer, NotModified):
         return Response(status_code=304, headers=cache_headers(answer.etag))
+    if is_markdown(query):
+        rest = later_pages(database, principal.tenant_id, asked, answer) if query.limit is None else None
+        return markdown_response(answer, walk, request, cache_headers(answer.etag), rest)
     return view_response(query, answer, walk)
+
+
+def is_markdown(query: ProjectionQuery) -> bool:
+    return query.view is View.EXPORT and query.format == "markdown"
+
+
+def page_size(query: ProjectionQuery, settings: Settings) -> int:
+    """A streamed Markdown export reads the largest pages; any other view the page asked for."""
+    return settings.max_page_size if is_markdown(query) and query.limit is None else page_limit(query.limit, settings)
 
 
 def view_response(query: ProjectionQuery, answer: SessionView, walk: Walk) -> Response:
     headers = cache_headers(answer.etag)
-    if query.view is View.EXPORT and query.format == "markdown":
-        markdown = render_markdown(answer.projection, title=answer.session.title)
-        return Response(markdown, media_type="text/markdown; charset=utf-8", headers=headers)
     body: dict[str, Any] = {
         "view": str(query.view),
         "sessionId": walk.session_id,

@@ -1,0 +1,69 @@
+"""A Markdown export is the whole conversation: streamed whole, or paged with a link to the next page."""
+
+import re
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from asgi_lifespan import LifespanManager
+
+from app.main import create_app
+from tests.api.wire import append, new_session, user
+from tests.conftest import settings_for_tests
+
+LINES = [f"line {n:02d}" for n in range(11)]
+
+
+@pytest.fixture
+async def small_pages(database_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    """An app whose pages hold at most 3 messages, so a short session spans several."""
+    app = create_app(settings_for_tests(max_page_size=3, default_page_size=2), database_url=database_url)
+    async with (
+        LifespanManager(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
+    ):
+        await new_session(client, "md", title="Long talk")
+        await append(client, "md", *(user(line, id=f"u{n}") for n, line in enumerate(LINES)))
+        yield client
+        await client.delete("/sessions/md")
+
+
+def lines_in(document: str) -> list[str]:
+    return re.findall(r"line \d\d", document)
+
+
+async def test_a_markdown_export_streams_the_whole_conversation(small_pages: httpx.AsyncClient) -> None:
+    response = await small_pages.get("/sessions/md/projection", params={"view": "export", "format": "markdown"})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/markdown")
+    assert "link" not in response.headers
+    document = response.text
+    assert document.startswith("# Long talk\n\n## User\n\nline 00\n\n## User")
+    assert document.count("# Long talk") == 1
+    assert lines_in(document) == LINES
+    assert document.endswith("line 10\n")
+    newest_first = await small_pages.get(
+        "/sessions/md/projection", params={"view": "export", "format": "markdown", "order": "desc"}
+    )
+    assert lines_in(newest_first.text) == LINES[::-1]
+
+
+async def test_a_paged_markdown_export_links_to_its_next_page_until_the_end(small_pages: httpx.AsyncClient) -> None:
+    target = "/sessions/md/projection?view=export&format=markdown&limit=3"
+    pages: list[str] = []
+    while target:
+        response = await small_pages.get(target)
+        assert response.status_code == 200, response.text
+        pages.append(response.text)
+        link = response.headers.get("link")
+        if link is None:
+            assert "continues" not in response.text
+            break
+        found = re.fullmatch(r'<([^>]+)>; rel="next"', link)
+        assert found is not None, link
+        target = found.group(1)
+        assert f"[next page]({target})" in response.text
+    assert len(pages) == 4
+    assert pages[0].startswith("# Long talk")
+    assert all("# Long talk" not in page for page in pages[1:])
+    assert [line for page in pages for line in lines_in(page)] == LINES
