@@ -37,9 +37,7 @@ _MESSAGE = (
 )
 _MARKERS_SQL = _MESSAGE + " AND kind IN :kinds ORDER BY seq"
 _NAMED_SQL = _MESSAGE + " AND id IN :ids"
-_MARKERS = sa.text(_MARKERS_SQL).bindparams(
-    sa.bindparam("kinds", [str(kind) for kind in MARKER_KINDS], expanding=True)
-)
+_MARKERS = sa.text(_MARKERS_SQL).bindparams(sa.bindparam("kinds", [str(kind) for kind in MARKER_KINDS], expanding=True))
 _NAMED = sa.text(_NAMED_SQL).bindparams(sa.bindparam("ids", expanding=True))
 _WRITE = sa.text(
     "UPDATE sessions SET compaction_boundary_seq = :boundary, compaction_summary_seq = :summary,"

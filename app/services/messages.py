@@ -11,7 +11,7 @@ from app.services.intake import MessageInput, prepare_batch
 from app.settings import Settings
 from app.store.database import Database
 from app.store.events import Notice, NoticeKind, notify
-from app.store.messages import AppendResult, MessageRepository
+from app.store.messages import AppendResult, IdTakenMeanwhile, MessageRepository
 from app.store.records import MessageRecord
 from app.store.sessions import SessionRepository
 from app.store.storable import measure
@@ -34,8 +34,11 @@ async def append_messages(
     batch = prepare_batch(inputs, caller, settings, now)
     # The common case, new messages, is one statement; a replay, a conflict, an unknown session or a
     # compaction's messages take the lock and the careful path below.
-    async with database.single_write() as connection:
-        stored = await MessageRepository(connection, caller.tenant_id).append_new(session_id, batch)
+    try:
+        async with database.single_write() as connection:
+            stored = await MessageRepository(connection, caller.tenant_id).append_new(session_id, batch)
+    except IdTakenMeanwhile:
+        stored = None
     if stored is not None:
         return stored
     async with database.transaction() as connection:

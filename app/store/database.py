@@ -128,17 +128,28 @@ _COMMIT_POSITION_SQL = "SELECT pg_current_wal_insert_lsn()::text"
 
 class Database:
     def __init__(
-        self, engine: AsyncEngine, replicas: Sequence[AsyncEngine] = (), *, replica_wait_seconds: float = 0.5
+        self,
+        engine: AsyncEngine,
+        replicas: Sequence[AsyncEngine] = (),
+        *,
+        replica_wait_seconds: float = 0.5,
+        timeouts_on_begin: bool = False,
     ) -> None:
         self.engine = engine
         self.replicas = list(replicas)
         self._reads = ReadRouting(engine, self.replicas, replica_wait_seconds)
+        self._timeouts_on_begin = timeouts_on_begin
 
     @classmethod
     def open(cls, url: str, settings: Settings) -> "Database":
         """The primary at ``url`` and the replicas the settings name, each with a pool of its own."""
         replicas = [create_engine(replica, settings) for replica in settings.database_read_url]
-        return cls(create_engine(url, settings), replicas, replica_wait_seconds=settings.replica_wait_ms / 1000)
+        return cls(
+            create_engine(url, settings),
+            replicas,
+            replica_wait_seconds=settings.replica_wait_ms / 1000,
+            timeouts_on_begin=settings.transaction_pooling,
+        )
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncConnection]:
@@ -181,7 +192,15 @@ class Database:
     async def single_write(self) -> AsyncIterator[AsyncConnection]:
         """A primary connection in autocommit for one statement that is a whole unit of work by itself (an
         append's single statement): no BEGIN or COMMIT round trips around it. With replicas, its WAL position
-        goes on the request's consistency token, as a transaction's does."""
+        goes on the request's consistency token, as a transaction's does.
+
+        Behind a transaction pooler the statement and lock timeouts come with each BEGIN
+        (``_timeouts_on_begin``), so there the statement runs in a transaction of its own (BEGIN, the
+        statement, COMMIT): an append waiting on a session's lock stays bounded."""
+        if self._timeouts_on_begin:
+            async with self.transaction() as connection:
+                yield connection
+            return
         async with self.engine.connect() as connection:
             await connection.execution_options(isolation_level="AUTOCOMMIT")
             yield connection

@@ -21,6 +21,7 @@ from typing import Any, cast
 import asyncpg
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.engine.kinds import Kind, Role
@@ -124,7 +125,8 @@ _APPEND_NEW_SQL = (
 session row's update takes its lock (waiting for an append in flight, then reading its newest last seq), the
 rows go in after the last seq, and the notice is sent on commit. It writes nothing when an id is already
 stored or the session does not exist; a concurrent append of the same id (which this statement's snapshot
-cannot see) makes the insert fail on the unique id instead, and the caller falls back to ``append``."""
+cannot see) makes the insert fail on the unique id instead (``IdTakenMeanwhile``), and the caller falls back to
+``append``."""
 _PERSISTED_UNUSUAL = itemgetter(len(_PERSISTED_COLUMNS.split(", ")) - 1)
 _PERSISTED_METADATA = [field.name for field in dataclasses.fields(PersistedMessage)].index("metadata")
 _RECORD_UNUSUAL = attrgetter("unusual_text")
@@ -134,6 +136,14 @@ def _unpackable(records: list[asyncpg.Record]) -> list[Sequence[Any]]:
     """asyncpg's ``Record`` is a tuple-like row (indexed, iterated, unpacked) that its type stubs do not call
     a ``Sequence``; ``promote_rows`` only unpacks each row, so it takes them as they are, with no copy."""
     return cast("list[Sequence[Any]]", records)
+
+
+UNIQUE_VIOLATION = "23505"
+
+
+class IdTakenMeanwhile(Exception):
+    """A concurrent append stored an id of this batch after the statement's snapshot was taken: nothing was
+    written, and the locked path (which sees that append) replays or refuses it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,20 +285,23 @@ class MessageRepository:
 
     async def append_new(self, session_id: str, batch: list[NewMessage]) -> AppendResult | None:
         """Stores a batch of new messages in one statement, and announces them; None when it wrote nothing
-        (an id is already stored, the session is unknown, a concurrent append took an id, or the batch holds
-        a boundary or a summary): then take the lock and ``append``, which sorts each case out.
+        (an id is already stored, the session is unknown, or the batch holds a boundary or a summary), and
+        ``IdTakenMeanwhile`` when a concurrent append stored one of its ids: then take the lock and
+        ``append``, which sorts each case out.
 
         Call it on a connection in autocommit (``Database.single_write``): the statement is its own
         transaction, so the whole append is one round trip."""
         if changes_live_start([message.kind for message in batch]):
             return None
-        driver = await self._driver()
+        parameters = (self._tenant, session_id, len(batch), *_appended_columns(batch))
         try:
-            row = await driver.fetchrow(
-                _APPEND_NEW_SQL, self._tenant, session_id, len(batch), *_appended_columns(batch)
-            )
-        except asyncpg.UniqueViolationError:
-            return None
+            # Through the Core connection, not the driver's, so that a connection in a transaction (behind a
+            # transaction pooler) sends its BEGIN first.
+            row = (await self._db.exec_driver_sql(_APPEND_NEW_SQL, parameters)).first()
+        except IntegrityError as error:
+            if getattr(error.orig, "sqlstate", None) == UNIQUE_VIOLATION:
+                raise IdTakenMeanwhile(session_id) from error
+            raise
         if row is None:
             return None
         base: int = row[0]
