@@ -65,7 +65,8 @@ async def test_a_single_message_append_is_one_statement_and_one_round_trip_on_th
     assert len(appended) == 1, sent
     if one_connection_app.state.settings.transaction_pooling:
         # Behind a transaction pooler the timeouts come with BEGIN: BEGIN, the statement, COMMIT.
-        assert [statement.split()[0] for statement in sent] == ["BEGIN", "WITH", "COMMIT;"], sent
+        # (SQLAlchemy's event sees the statement before its adapter sends the BEGIN, so order is not compared.)
+        assert sorted(statement.split()[0].rstrip(";") for statement in sent) == ["BEGIN", "COMMIT", "WITH"], sent
     else:
         assert sent == appended
 

@@ -42,12 +42,12 @@ async def test_a_write_after_a_read_on_the_same_connection_is_read_committed_and
 
 
 async def test_a_pooled_connection_the_server_ended_is_replaced_at_checkout(
-    one_connection_database: Database, database_url: str
+    one_connection_database: Database, direct_database_url: str
 ) -> None:
     """A restart or a terminated backend costs a new connection, not an error, and no ping per checkout."""
     async with one_connection_database.transaction() as connection:
         ended = (await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one()
-    other = await asyncpg.connect(plain_dsn(database_url))
+    other = await asyncpg.connect(plain_dsn(direct_database_url))
     try:
         assert await other.fetchval("SELECT pg_terminate_backend($1)", ended)
     finally:

@@ -29,7 +29,7 @@ def scans(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 @pytest.mark.parametrize("analyzed", [False, True], ids=["no statistics", "analyzed"])
 async def test_the_live_history_read_touches_only_its_own_seq_range_under_a_generic_plan(
-    app: FastAPI, client: httpx.AsyncClient, database_url: str, analyzed: bool
+    app: FastAPI, client: httpx.AsyncClient, direct_database_url: str, analyzed: bool
 ) -> None:
     await new_session(client, "h")
     for start in range(0, HISTORY - TAIL, 500):
@@ -41,7 +41,8 @@ async def test_the_live_history_read_touches_only_its_own_seq_range_under_a_gene
         window = await MessageRepository(connection, DEFAULT_TENANT).live_history("h")
     assert len(window) == 2 + 1 + 1 + 2
 
-    connection = await asyncpg.connect(plain_dsn(database_url))
+    # Directly, not through a transaction pooler: the setting and the prepared statement live in the session.
+    connection = await asyncpg.connect(plain_dsn(direct_database_url))
     try:
         if analyzed:
             await connection.execute("ANALYZE messages")
