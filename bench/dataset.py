@@ -72,16 +72,17 @@ def turn_message(position: int, text: Text, result_bytes: tuple[int, int]) -> tu
     return "tool", [{"type": "tool-result", "toolCallId": call_id, "toolName": "read_file", "output": output}], {}
 
 
-def session_rows(
+def session_messages(
     session_id: str,
     count: int,
     *,
     compaction_before_last: int | None = None,
     result_bytes: tuple[int, int] = (2048, 8192),
     seed: int = 7,
-) -> Iterator[tuple[Any, ...]]:
-    """``count`` message rows; with ``compaction_before_last`` a boundary and its summary are the two
-    messages right before the last ``compaction_before_last`` ones (older ones every 10,000 too)."""
+) -> Iterator[tuple[int, str, str, Any, dict[str, Any]]]:
+    """``count`` messages as (seq, id, role, content, metadata); with ``compaction_before_last`` a boundary
+    and its summary are the two messages right before the last ``compaction_before_last`` ones (older ones
+    every 10,000 too)."""
     text = Text(seed)
     compactions: set[int] = set()
     if compaction_before_last is not None:
@@ -102,12 +103,18 @@ def session_rows(
                 ),
             ):
                 seq += 1
-                yield _row(session_id, seq, message_id, role, content, metadata)
+                yield seq, message_id, role, content, metadata
             continue
         role, content, metadata = turn_message(position, text, result_bytes)
         position += 1
         seq += 1
-        yield _row(session_id, seq, f"{session_id}-m{seq}", role, content, metadata)
+        yield seq, f"{session_id}-m{seq}", role, content, metadata
+
+
+def session_rows(session_id: str, count: int, **options: Any) -> Iterator[tuple[Any, ...]]:
+    """``session_messages`` as rows of ``COLUMNS``, for COPY."""
+    for seq, message_id, role, content, metadata in session_messages(session_id, count, **options):
+        yield _row(session_id, seq, message_id, role, content, metadata)
 
 
 def _row(session_id: str, seq: int, message_id: str, role: str, content: Any, metadata: dict[str, Any]) -> tuple:
@@ -135,7 +142,10 @@ def _kind_of_shape(role: str, types: tuple[str, ...], runtime_kind: Any, content
 
 
 async def write_session(connection: asyncpg.Connection, session_id: str, count: int, **options: Any) -> None:
-    """Creates ``session_id`` with ``count`` messages in one transaction (COPY in chunks of 20,000)."""
+    """Creates ``session_id`` with ``count`` messages in one transaction (COPY in chunks of 20,000), its
+    live-history start on the session row as an append would keep it, then ANALYZE: a session loaded
+    behind the service's back, with fresh statistics (``bench.window_cost`` builds its own through the API)."""
+    newest: tuple[int, int] | None = None
     async with connection.transaction():
         await connection.execute(
             "INSERT INTO sessions (tenant_id, id, title, last_seq, revision) VALUES ($1, $2, $3, $4, 1)",
@@ -147,9 +157,20 @@ async def write_session(connection: asyncpg.Connection, session_id: str, count: 
         chunk: list[tuple[Any, ...]] = []
         for row in session_rows(session_id, count, **options):
             chunk.append(row)
+            if row[6] == "compact_summary":
+                # The dataset's summaries are never blank and directly follow their boundary.
+                newest = (row[2] - 1, row[2])
             if len(chunk) == 20_000:
                 await connection.copy_records_to_table("messages", records=chunk, columns=COLUMNS)
                 chunk = []
         if chunk:
             await connection.copy_records_to_table("messages", records=chunk, columns=COLUMNS)
+        if newest is not None:
+            await connection.execute(
+                "UPDATE sessions SET compaction_boundary_seq = $3, compaction_summary_seq = $4,"
+                " live_history_start_seq = $3 WHERE tenant_id = $1 AND id = $2",
+                TENANT,
+                session_id,
+                *newest,
+            )
     await connection.execute("ANALYZE messages")

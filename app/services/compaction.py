@@ -31,7 +31,6 @@ from app.context.compaction import (
 )
 from app.context.model_server import ModelServerWindows
 from app.context.summarizer import Summarizer
-from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.errors import (
     CompactionRefused,
@@ -42,7 +41,6 @@ from app.errors import (
     NotFound,
     SummarizerFailed,
 )
-from app.projections.live_history import newest_complete_compaction
 from app.projections.types import ProjectionContext
 from app.services.caller import Caller
 from app.services.context_config import tail_policy
@@ -223,10 +221,9 @@ async def notify_compaction(
 
 async def _check_unchanged(repository: MessageRepository, session_id: str, selection: CompactionSelection) -> None:
     """Runs under the session's append lock: nothing can change between this check and the append."""
-    markers = await repository.by_kinds(session_id, (Kind.COMPACT_BOUNDARY, Kind.COMPACT_SUMMARY))
-    newest = newest_complete_compaction(markers)
+    newest = await repository.stored_live_start(session_id)
     continued = selection.previous
-    if (newest.boundary.id if newest else None) != (continued.boundary.id if continued else None):
+    if (newest.boundary_seq if newest else None) != (continued.boundary.seq if continued else None):
         raise CompactionStale(
             f"another compaction of session '{session_id}' completed while this one was summarising",
             field="sessionId",

@@ -15,7 +15,7 @@ from app.services.size_limits import check_merged_metadata
 from app.settings import Settings
 from app.store.database import Database
 from app.store.events import Notice, NoticeKind, notify
-from app.store.messages import AppendResult, MessageRepository, PageBudget
+from app.store.messages import AppendResult, IdTakenMeanwhile, MessageRepository, PageBudget
 from app.store.metadata import merged_in_python
 from app.store.records import MessageRecord
 from app.store.sessions import SessionRepository
@@ -38,6 +38,15 @@ async def append_messages(
     """Stores the batch whole or not at all; a retried id with the same content replays the stored message."""
     weight = content_weight(message.content for message in inputs)
     batch = await run_weighed(weight, prepare_batch, inputs, caller, settings, now)
+    # The common case, new messages, is one statement; a replay, a conflict, an unknown session or a
+    # compaction's messages take the lock and the careful path below.
+    try:
+        async with database.single_write() as connection:
+            stored = await MessageRepository(connection, caller.tenant_id).append_new(session_id, batch)
+    except IdTakenMeanwhile:
+        stored = None
+    if stored is not None:
+        return stored
     async with database.transaction() as connection:
         repository = MessageRepository(connection, caller.tenant_id)
         last_seq = await repository.lock_session(session_id)

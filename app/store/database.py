@@ -11,7 +11,7 @@ from typing import Any
 
 import asyncpg
 import orjson
-from sqlalchemy import event, text
+from sqlalchemy import event, exc, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from app import lossless_json
@@ -34,8 +34,9 @@ outside one. It costs a parse per statement."""
 
 
 def create_engine(url: str, settings: Settings) -> AsyncEngine:
-    """An engine whose connections fail fast: bounded connect, statement and lock waits, and pre-ping so a
-    restarted PostgreSQL costs one retry instead of an error per stale pooled connection.
+    """An engine whose connections fail fast: bounded connect, statement and lock waits, and a pooled
+    connection the server has closed (PostgreSQL restarted, the backend terminated) replaced at checkout, so
+    that costs a new connection instead of an error (``_replace_closed``).
 
     The timeouts are start-up parameters of each connection, which cost nothing per request; a transaction
     pooler refuses those (PgBouncer: "unsupported startup parameter"), so behind one they are set on every
@@ -55,7 +56,6 @@ def create_engine(url: str, settings: Settings) -> AsyncEngine:
         pool_size=settings.pool_size,
         max_overflow=settings.pool_max_overflow,
         pool_timeout=settings.pool_timeout_seconds,
-        pool_pre_ping=True,
         # Bound values are request data (message text, titles): keep them out of error messages and logs.
         hide_parameters=True,
         json_serializer=_dumps,
@@ -63,7 +63,19 @@ def create_engine(url: str, settings: Settings) -> AsyncEngine:
         connect_args=connect_args,
     )
     event.listen(engine.sync_engine, "connect", _decode_jsonb_with_orjson)
+    event.listen(engine.sync_engine.pool, "checkout", _replace_closed)
     return engine
+
+
+def _replace_closed(dbapi_connection: Any, _record: object, _proxy: object) -> None:
+    """Hands the pool a closed connection back as a disconnect, which it replaces with a new one.
+
+    asyncpg reads its socket whenever the event loop runs, so a server that ended the connection (a
+    restart, ``pg_terminate_backend``, an idle timeout) has been seen to by the time it is checked out. This
+    costs nothing, where the pool's pre-ping costs three round trips on every checkout (asyncpg's ping is
+    BEGIN, a query and ROLLBACK, so it also holds through a transaction pooler)."""
+    if dbapi_connection.driver_connection.is_closed():
+        raise exc.DisconnectionError("the server closed this pooled connection")
 
 
 def _timeouts_on_begin(timeouts: dict[str, int]) -> type[asyncpg.Connection]:
@@ -116,17 +128,28 @@ _COMMIT_POSITION_SQL = "SELECT pg_current_wal_insert_lsn()::text"
 
 class Database:
     def __init__(
-        self, engine: AsyncEngine, replicas: Sequence[AsyncEngine] = (), *, replica_wait_seconds: float = 0.5
+        self,
+        engine: AsyncEngine,
+        replicas: Sequence[AsyncEngine] = (),
+        *,
+        replica_wait_seconds: float = 0.5,
+        timeouts_on_begin: bool = False,
     ) -> None:
         self.engine = engine
         self.replicas = list(replicas)
         self._reads = ReadRouting(engine, self.replicas, replica_wait_seconds)
+        self._timeouts_on_begin = timeouts_on_begin
 
     @classmethod
     def open(cls, url: str, settings: Settings) -> "Database":
         """The primary at ``url`` and the replicas the settings name, each with a pool of its own."""
         replicas = [create_engine(replica, settings) for replica in settings.database_read_url]
-        return cls(create_engine(url, settings), replicas, replica_wait_seconds=settings.replica_wait_ms / 1000)
+        return cls(
+            create_engine(url, settings),
+            replicas,
+            replica_wait_seconds=settings.replica_wait_ms / 1000,
+            timeouts_on_begin=settings.transaction_pooling,
+        )
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncConnection]:
@@ -164,6 +187,27 @@ class Database:
         async with self._connect_for_reading(on_primary=False) as connection:
             await connection.execution_options(isolation_level="AUTOCOMMIT")
             yield connection
+
+    @asynccontextmanager
+    async def single_write(self) -> AsyncIterator[AsyncConnection]:
+        """A primary connection in autocommit for one statement that is a whole unit of work by itself (an
+        append's single statement): no BEGIN or COMMIT round trips around it. With replicas, its WAL position
+        goes on the request's consistency token, as a transaction's does.
+
+        Behind a transaction pooler the statement and lock timeouts come with each BEGIN
+        (``_timeouts_on_begin``), so there the statement runs in a transaction of its own (BEGIN, the
+        statement, COMMIT): an append waiting on a session's lock stays bounded."""
+        if self._timeouts_on_begin:
+            async with self.transaction() as connection:
+                yield connection
+            return
+        async with self.engine.connect() as connection:
+            await connection.execution_options(isolation_level="AUTOCOMMIT")
+            yield connection
+            request = consistency.current()
+            if self.replicas and request is not None:
+                position = await (await driver(connection)).fetchval(_COMMIT_POSITION_SQL)
+                request.wrote(consistency.parse_position(position))
 
     def _connect_for_reading(self, on_primary: bool) -> AbstractAsyncContextManager[AsyncConnection]:
         if on_primary:

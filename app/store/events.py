@@ -65,6 +65,13 @@ class Notice:
         return cls(body["t"], body["s"], NoticeKind(body["k"]), int(body["f"]), int(body["l"]), body.get("d", {}))
 
 
+def messages_notice_sql(tenant: str, session: str, first_seq: str, last_seq: str) -> str:
+    """A SQL expression sending the ``message`` notice of seqs ``first_seq`` to ``last_seq`` (SQL expressions
+    too), for a statement that appends and announces in one: the payload ``Notice.from_payload`` reads."""
+    body = f"'t', {tenant}::text, 's', {session}::text, 'k', '{NoticeKind.MESSAGE}', 'f', {first_seq}, 'l', {last_seq}"
+    return f"pg_notify('{CHANNEL}', json_build_object({body})::text)"
+
+
 async def notify(connection: AsyncConnection, notice: Notice) -> None:
     """Sends ``notice`` when the transaction ``connection`` is in commits."""
     await connection.execute(_NOTIFY, {"channel": CHANNEL, "payload": notice.payload()})

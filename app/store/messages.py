@@ -21,15 +21,19 @@ from typing import Any, cast
 import asyncpg
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.engine.kinds import Kind, Role
 from app.engine.message import EngineMessage
 from app.engine.persisted import Content, PersistedMessage
-from app.engine.promotion import promote, promote_rows
+from app.engine.promotion import promote_rows
 from app.engine.search_text import MessageFacts
-from app.projections.live_history import FIRST_SEQ, live_history_start_seq, newest_complete_compaction
+from app.lossless_json import dumps
+from app.projections.live_history import FIRST_SEQ
 from app.store.escaped_text import escape_strings, unescape_strings
+from app.store.events import messages_notice_sql
+from app.store.live_start import MARKER_KINDS, LiveStart, changes_live_start, live_start, named_through_ids
 from app.store.metadata import merged_metadata
 from app.store.records import MessageRecord, core_columns, select_list
 from app.store.search import search_columns
@@ -68,6 +72,70 @@ _FROM_SEQ_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND s
 _BY_KINDS_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND kind = ANY($3::text[]) ORDER BY seq"  # noqa: S608
 _GET_SQL = f"SELECT {_READ_COLUMNS} FROM messages WHERE {_SCOPE} AND id = $3"  # noqa: S608
 _METADATA_SQL = f"SELECT id, metadata, unusual_text FROM messages WHERE {_SCOPE} AND id = ANY($3::text[])"  # noqa: S608
+_BY_IDS_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND id = ANY($3::text[])"  # noqa: S608
+_LIVE_HISTORY_SQL = (
+    "WITH start AS (SELECT live_history_start_seq AS first_seq, compaction_summary_seq AS summary_seq,"  # noqa: S608
+    " last_seq FROM sessions WHERE tenant_id = $1 AND id = $2)"
+    f" (SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE}"
+    " AND seq = (SELECT summary_seq FROM start) AND seq < (SELECT first_seq FROM start))"
+    f" UNION ALL (SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE}"
+    f" AND seq BETWEEN coalesce((SELECT first_seq FROM start), {FIRST_SEQ}) AND (SELECT last_seq FROM start)"
+    " ORDER BY seq)"
+)
+"""The live history from the session row's start: one session row and one seq range (the summary comes
+first when it was written before the range, a one-row lookup by seq). Both reads are index conditions on
+seq, and the range is closed at the session's last seq: a plan made without the values (a generic plan)
+estimates a closed range as a small one and walks the primary key, where ``seq >= $n`` alone is guessed at
+a third of the session and, once statistics say the table is large, answered by scanning all of it."""
+_LIVE_START_SQL = (
+    "SELECT compaction_boundary_seq, compaction_summary_seq, live_history_start_seq FROM sessions"
+    " WHERE tenant_id = $1 AND id = $2"
+)
+_SET_LIVE_START_SQL = (
+    "UPDATE sessions SET compaction_boundary_seq = $3, compaction_summary_seq = $4, live_history_start_seq = $5"
+    " WHERE tenant_id = $1 AND id = $2"
+)
+
+_APPENDED = (
+    ("id", "text"),
+    ("run_id", "text"),
+    ("role", "text"),
+    ("kind", "text"),
+    ("content", "json"),
+    ("metadata", "jsonb"),
+    ("token_estimate", "integer"),
+    ("created_at", "timestamptz"),
+    ("unusual_text", "boolean"),
+    ("search_config", "regconfig"),
+    ("search_text", "text"),
+    ("tool_calls", "text[]"),
+    ("tool_results", "text[]"),
+    ("tool_errors", "text[]"),
+)
+"""The columns an append writes besides tenant, session and seq, and their types. Each goes over the wire as
+one array parameter; values of types asyncpg would need a codec for (json, arrays) go as their text and are
+cast per row, which keeps the text of a ``json`` content exactly as written."""
+_AS_ARRAY = {"integer": "integer[]", "timestamptz": "timestamptz[]", "boolean": "boolean[]"}
+_NEW_ROWS = ", ".join(f"${index + 4}::{_AS_ARRAY.get(kind, 'text[]')}" for index, (_, kind) in enumerate(_APPENDED))
+_NEW_VALUES = ", ".join(
+    f"row.{name}" if kind in ("text", *_AS_ARRAY) else f"row.{name}::{kind}" for name, kind in _APPENDED
+)
+_APPEND_NEW_SQL = (
+    "WITH taken AS (SELECT 1 FROM messages WHERE tenant_id = $1 AND session_id = $2"  # noqa: S608
+    " AND id = ANY($4::text[]) LIMIT 1),"
+    " bumped AS (UPDATE sessions SET last_seq = last_seq + $3, revision = revision + 1, updated_at = now()"
+    " WHERE tenant_id = $1 AND id = $2 AND NOT EXISTS (SELECT 1 FROM taken) RETURNING last_seq - $3 AS base),"
+    f" inserted AS (INSERT INTO messages (tenant_id, session_id, seq, {', '.join(name for name, _ in _APPENDED)})"
+    f" SELECT $1, $2, bumped.base + row.position, {_NEW_VALUES} FROM bumped,"
+    f" unnest({_NEW_ROWS}) WITH ORDINALITY AS row({', '.join(name for name, _ in _APPENDED)}, position))"
+    f" SELECT base, {messages_notice_sql('$1', '$2', 'base + 1', 'base + $3')} FROM bumped"
+)
+"""An append of new messages as one statement, which PostgreSQL runs atomically (no BEGIN, no COMMIT): the
+session row's update takes its lock (waiting for an append in flight, then reading its newest last seq), the
+rows go in after the last seq, and the notice is sent on commit. It writes nothing when an id is already
+stored or the session does not exist; a concurrent append of the same id (which this statement's snapshot
+cannot see) makes the insert fail on the unique id instead (``IdTakenMeanwhile``), and the caller falls back to
+``append``."""
 _PERSISTED_UNUSUAL = itemgetter(len(_PERSISTED_COLUMNS.split(", ")) - 1)
 _PERSISTED_METADATA = [field.name for field in dataclasses.fields(PersistedMessage)].index("metadata")
 _RECORD_UNUSUAL = attrgetter("unusual_text")
@@ -77,6 +145,14 @@ def _unpackable(records: list[asyncpg.Record]) -> list[Sequence[Any]]:
     """asyncpg's ``Record`` is a tuple-like row (indexed, iterated, unpacked) that its type stubs do not call
     a ``Sequence``; ``promote_rows`` only unpacks each row, so it takes them as they are, with no copy."""
     return cast("list[Sequence[Any]]", records)
+
+
+UNIQUE_VIOLATION = "23505"
+
+
+class IdTakenMeanwhile(Exception):
+    """A concurrent append stored an id of this batch after the statement's snapshot was taken: nothing was
+    written, and the locked path (which sees that append) replays or refuses it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +251,36 @@ def _with_metadata(row: Sequence[Any], metadata: dict[str, Any]) -> tuple[Any, .
     return (*row[:_PERSISTED_METADATA], metadata, *row[_PERSISTED_METADATA + 1 :])
 
 
+def _array_literal(values: Sequence[str]) -> str:
+    """``values`` as PostgreSQL array text, each element quoted (``text[]`` input syntax)."""
+    quoted = ('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"' for value in values)
+    return "{" + ",".join(quoted) + "}"
+
+
+def _json_text(value: object) -> str:
+    return dumps(value).decode()
+
+
+def _appended_columns(batch: Sequence[NewMessage]) -> list[list[Any]]:
+    """One list per column of ``_APPENDED``, in its order: the array parameters of ``_APPEND_NEW_SQL``."""
+    return [
+        [message.id for message in batch],
+        [message.run_id for message in batch],
+        [message.role for message in batch],
+        [str(message.kind) for message in batch],
+        [_json_text(message.content) for message in batch],
+        [_json_text(escape_strings(m.metadata) if m.unusual_text else m.metadata) for m in batch],
+        [message.token_estimate for message in batch],
+        [message.created_at for message in batch],
+        [message.unusual_text for message in batch],
+        [message.search_config for message in batch],
+        [message.facts.search_text for message in batch],
+        [_array_literal(message.facts.tool_calls) for message in batch],
+        [_array_literal(message.facts.tool_results) for message in batch],
+        [_array_literal(message.facts.tool_errors) for message in batch],
+    ]
+
+
 def _insertable(tenant_id: str, row: MessageRecord) -> dict[str, Any]:
     values = {"tenant_id": tenant_id, **row._asdict()}
     if row.unusual_text:
@@ -205,6 +311,47 @@ class MessageRepository:
         )
         return (await self._db.execute(statement)).scalar_one_or_none()
 
+    async def append_new(self, session_id: str, batch: list[NewMessage]) -> AppendResult | None:
+        """Stores a batch of new messages in one statement, and announces them; None when it wrote nothing
+        (an id is already stored, the session is unknown, or the batch holds a boundary or a summary), and
+        ``IdTakenMeanwhile`` when a concurrent append stored one of its ids: then take the lock and
+        ``append``, which sorts each case out.
+
+        Call it on a connection in autocommit (``Database.single_write``): the statement is its own
+        transaction, so the whole append is one round trip."""
+        if changes_live_start([message.kind for message in batch]):
+            return None
+        parameters = (self._tenant, session_id, len(batch), *_appended_columns(batch))
+        try:
+            # Through the Core connection, not the driver's, so that a connection in a transaction (behind a
+            # transaction pooler) sends its BEGIN first.
+            row = (await self._db.exec_driver_sql(_APPEND_NEW_SQL, parameters)).first()
+        except IntegrityError as error:
+            if getattr(error.orig, "sqlstate", None) == UNIQUE_VIOLATION:
+                raise IdTakenMeanwhile(session_id) from error
+            raise
+        if row is None:
+            return None
+        base: int = row[0]
+        stored = [self._record(session_id, base + position, message) for position, message in enumerate(batch, 1)]
+        return AppendResult(messages=stored, created=len(stored), conflicts=[])
+
+    @staticmethod
+    def _record(session_id: str, seq: int, message: NewMessage) -> MessageRecord:
+        return MessageRecord(
+            id=message.id,
+            session_id=session_id,
+            seq=seq,
+            role=message.role,
+            kind=str(message.kind),
+            content=message.content,
+            metadata=message.metadata,
+            run_id=message.run_id,
+            created_at=message.created_at,
+            token_estimate=message.token_estimate,
+            unusual_text=message.unusual_text,
+        )
+
     async def append(self, session_id: str, last_seq: int, batch: list[NewMessage]) -> AppendResult:
         """Stores ``batch`` after ``last_seq``; call with the session lock held (``lock_session``)."""
         ids = list({message.id for message in batch})
@@ -226,19 +373,7 @@ class MessageRepository:
             if message.id in stored:
                 continue
             last_seq += 1
-            row = MessageRecord(
-                id=message.id,
-                session_id=session_id,
-                seq=last_seq,
-                role=message.role,
-                kind=str(message.kind),
-                content=message.content,
-                metadata=message.metadata,
-                run_id=message.run_id,
-                created_at=message.created_at,
-                token_estimate=message.token_estimate,
-                unusual_text=message.unusual_text,
-            )
+            row = self._record(session_id, last_seq, message)
             stored[message.id] = row
             new_rows.append(row)
             searchable.append(search_columns(message.facts, message.search_config))
@@ -256,6 +391,8 @@ class MessageRepository:
                 .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
                 .values(last_seq=last_seq, revision=sessions.c.revision + 1, updated_at=func.now())
             )
+            if changes_live_start([message.kind for message in batch]):
+                await self.refresh_live_start(session_id)
         return AppendResult(messages=[stored[message.id] for message in batch], created=len(new_rows), conflicts=[])
 
     async def page(
@@ -311,7 +448,10 @@ class MessageRepository:
             .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
             .values(revision=sessions.c.revision + 1, updated_at=func.now())
         )
-        return _records([row])[0]
+        record = _records([row])[0]
+        if changes_live_start([Kind(record.kind)]):
+            await self.refresh_live_start(session_id)
+        return record
 
     async def mark_compacted(self, session_id: str, message_ids: list[str], compacted_at: str) -> list[str]:
         """Sets ``compactedAt`` on the given tool results that do not have it yet; returns those marked."""
@@ -348,24 +488,32 @@ class MessageRepository:
         more: that compaction's summary, its kept tail and everything after its boundary; the whole session
         when it has never been compacted.
 
-        The compaction records are found through the kind index (a handful of rows), so the cost is set by
-        the window, not by the length of the history.
+        Where that starts is kept on the session row (``app.store.live_start``), so this is one statement
+        reading that row and one seq range: its cost follows the live history, whatever the planner knows.
         """
-        markers = await self.by_kinds(session_id, (Kind.COMPACT_BOUNDARY, Kind.COMPACT_SUMMARY))
-        compaction = newest_complete_compaction(markers)
-        if compaction is None:
-            return await self.from_seq(session_id, FIRST_SEQ)
-        known = [*markers]
-        through_id = compaction.boundary.metadata.get("compactThroughMessageId")
-        if isinstance(through_id, str) and through_id:
-            through = await self.get(session_id, through_id)
-            if through is not None:
-                known.append(promote(to_persisted(through)))
-        first_seq = live_history_start_seq(known) or FIRST_SEQ
-        window = await self.from_seq(session_id, first_seq)
-        if compaction.summary.seq < first_seq:
-            window.insert(0, compaction.summary)
-        return window
+        return _promoted(await (await self._driver()).fetch(_LIVE_HISTORY_SQL, self._tenant, session_id))
+
+    async def stored_live_start(self, session_id: str) -> LiveStart | None:
+        """The live history's start as the session row keeps it; None without a complete compaction (or
+        without the session)."""
+        row = await (await self._driver()).fetchrow(_LIVE_START_SQL, self._tenant, session_id)
+        if row is None or row[0] is None:
+            return None
+        return LiveStart(row[0], row[1], row[2])
+
+    async def find_live_start(self, session_id: str) -> LiveStart | None:
+        """The live history's start found by searching the session: its boundaries and summaries through the
+        kind index, then the messages the boundaries name. What ``refresh_live_start`` keeps on the row."""
+        markers = await self.by_kinds(session_id, MARKER_KINDS)
+        named = named_through_ids(markers)
+        rows = await (await self._driver()).fetch(_BY_IDS_SQL, self._tenant, session_id, named) if named else []
+        return live_start(markers, _promoted(rows))
+
+    async def refresh_live_start(self, session_id: str) -> None:
+        """Writes what ``find_live_start`` finds onto the session row; call with the session lock held."""
+        found = await self.find_live_start(session_id)
+        seqs = (found.boundary_seq, found.summary_seq, found.start_seq) if found else (None, None, None)
+        await (await self._driver()).execute(_SET_LIVE_START_SQL, self._tenant, session_id, *seqs)
 
     async def metadata_of(self, session_id: str, message_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The current metadata of the given messages, by id (content never changes, metadata may)."""

@@ -50,6 +50,13 @@ sessions = Table(
     # Counts every change to the session's messages (appends and amendments), so a projection ETag
     # changes when a pruned tool result changes the model view without a new seq.
     Column("revision", BigInteger, nullable=False, server_default=text("0")),
+    # Where the model view starts, kept here so it reads this row and one seq range, never a search whose
+    # cost depends on statistics or a plan: the newest complete compaction's boundary and summary seqs and
+    # the first seq of its live history (the kept tail's start, else the boundary). All NULL when the
+    # session has no complete compaction. Written under the append lock (``app.store.live_start``).
+    Column("compaction_boundary_seq", BigInteger),
+    Column("compaction_summary_seq", BigInteger),
+    Column("live_history_start_seq", BigInteger),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     PrimaryKeyConstraint("tenant_id", "id"),

@@ -1,13 +1,16 @@
 """The unit of work: what each kind of connection the store hands out may see and do."""
 
+import asyncio
 from collections.abc import AsyncIterator
 
+import asyncpg
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.store.database import Database, create_engine
 from tests.conftest import settings_for_tests
+from tests.database import plain_dsn
 
 
 @pytest.fixture
@@ -36,3 +39,19 @@ async def test_a_write_after_a_read_on_the_same_connection_is_read_committed_and
         await transaction_characteristics(connection)
     async with one_connection_database.transaction() as connection:
         assert await transaction_characteristics(connection) == ("read committed", "off")
+
+
+async def test_a_pooled_connection_the_server_ended_is_replaced_at_checkout(
+    one_connection_database: Database, direct_database_url: str
+) -> None:
+    """A restart or a terminated backend costs a new connection, not an error, and no ping per checkout."""
+    async with one_connection_database.transaction() as connection:
+        ended = (await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one()
+    other = await asyncpg.connect(plain_dsn(direct_database_url))
+    try:
+        assert await other.fetchval("SELECT pg_terminate_backend($1)", ended)
+    finally:
+        await other.close()
+    await asyncio.sleep(0.2)
+    async with one_connection_database.reading() as connection:
+        assert (await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one() != ended

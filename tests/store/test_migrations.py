@@ -186,3 +186,58 @@ async def test_messages_stored_before_the_size_columns_get_their_sizes(empty_dat
     for row in rows:
         assert row["content_bytes"] == len(row["content"].encode())
         assert row["metadata_bytes"] == len(row["metadata"].encode())
+
+
+COMPACTED_AT_0007 = [
+    ("q1", "user", "user_input", "first", {}),
+    ("q2", "user", "user_input", "second", {}),
+    ("q3", "user", "user_input", "third", {}),
+    ("old", "system", "compact_boundary", "compacted", {"runtimeKind": "compact_boundary"}),
+    ("olds", "system", "compact_summary", "Old.", {"runtimeKind": "compact_summary", "summaryForBoundaryId": "old"}),
+    ("q4", "user", "user_input", "fourth", {}),
+    (
+        "b1",
+        "system",
+        "compact_boundary",
+        "compacted",
+        {"runtimeKind": "compact_boundary", "compactThroughMessageId": "q3"},
+    ),
+    ("s1", "system", "compact_summary", "Summary.", {"runtimeKind": "compact_summary", "summaryForBoundaryId": "b1"}),
+    ("b2", "system", "compact_boundary", "compacted", {"runtimeKind": "compact_boundary"}),
+    ("s2", "system", "compact_summary", "  ", {"runtimeKind": "compact_summary", "summaryForBoundaryId": "b2"}),
+    ("q5", "user", "user_input", "fifth", {}),
+]
+"""A session at 0007 whose newest complete compaction (b1, s1) keeps q4 as its tail: a newer boundary has a
+blank summary only."""
+
+
+async def test_migrating_a_populated_database_from_0007_fills_in_each_sessions_live_history_start(
+    empty_database: str,
+) -> None:
+    await asyncio.to_thread(migrations.upgrade, empty_database, "0007")
+    connection = await asyncpg.connect(plain_dsn(empty_database))
+    try:
+        for session_id, rows in (("compacted", COMPACTED_AT_0007), ("plain", COMPACTED_AT_0007[:3])):
+            await connection.execute(
+                "INSERT INTO sessions (tenant_id, id, last_seq) VALUES ('default', $1, $2)", session_id, len(rows)
+            )
+            for seq, (message_id, role, kind, content, meta) in enumerate(rows, start=1):
+                await connection.execute(
+                    "INSERT INTO messages (tenant_id, session_id, seq, id, role, kind, content, metadata)"
+                    " VALUES ('default', $1, $2, $3, $4, $5, $6::json, $7::jsonb)",
+                    session_id,
+                    seq,
+                    message_id,
+                    role,
+                    kind,
+                    orjson.dumps(content).decode(),
+                    orjson.dumps(meta).decode(),
+                )
+        await asyncio.to_thread(migrations.upgrade, empty_database)
+        rows = await connection.fetch(
+            "SELECT id, compaction_boundary_seq, compaction_summary_seq, live_history_start_seq FROM sessions"
+            " ORDER BY id"
+        )
+    finally:
+        await connection.close()
+    assert [tuple(row) for row in rows] == [("compacted", 7, 8, 4), ("plain", None, None, None)]

@@ -6,7 +6,6 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.api.auth import DEFAULT_TENANT
-from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.store.messages import MessageRepository
 from tests.api.wire import append, boundary, new_session, summary, user
@@ -19,8 +18,8 @@ class CommitsBetweenStatements(MessageRepository):
         super().__init__(connection, tenant_id)
         self._client = client
 
-    async def by_kinds(self, session_id: str, kinds: tuple[Kind, ...]) -> list[EngineMessage]:
-        found = await super().by_kinds(session_id, kinds)
+    async def live_history(self, session_id: str) -> list[EngineMessage]:
+        found = await super().live_history(session_id)
         committed = await append(self._client, session_id, user("late", id="late"))
         assert committed.status_code == 201
         return found

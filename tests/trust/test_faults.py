@@ -136,11 +136,14 @@ async def test_an_append_cut_by_the_outage_is_retried_into_exactly_one_copy(
     assert not in_flight.done()
     await asyncio.to_thread(own_postgres.pause)  # cuts the blocked append's connection, and the blocker's
     cut, elapsed = await timed(in_flight)
-    assert cut.status_code == 503 and elapsed < QUICK_SECONDS + 0.3
+    # The append is one statement: when the blocker's backend ends a moment before its own, it may still
+    # commit, whether or not its answer gets out. Either way the retry below must leave exactly one copy:
+    # 201 when it stores the messages, 200 when it finds them stored.
+    assert cut.status_code in (201, 503) and elapsed < QUICK_SECONDS + 0.3, cut.text
     blocker.terminate()
     await asyncio.to_thread(own_postgres.resume)
     await wait_ready(service)
-    assert (await append_until_stored(service, "cut", batch)).status_code == 201
+    assert (await append_until_stored(service, "cut", batch)).status_code in (200, 201)
     replay = await append_until_stored(service, "cut", batch)
     assert replay.headers["idempotent-replayed"] == "true"
     await assert_stored_exactly(service, [*stored, "cut-1", "cut-2"])
