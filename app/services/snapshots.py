@@ -1,7 +1,9 @@
 """One consistent snapshot of a session for the model-side use cases (``/chat``, the context report).
 
 The session, the run a request names, the live history and the run models are read in one REPEATABLE READ
-snapshot, and the connection goes back before anything asks another server.
+snapshot, and the connection goes back before anything asks another server. With a ``WindowReuse``, a window
+kept from an earlier request is extended by the messages appended since, when the session row says nothing
+else changed (``app.services.window_reuse``).
 """
 
 from dataclasses import dataclass
@@ -11,6 +13,7 @@ from app.engine.model_ref import model_ref, provider_family
 from app.errors import NotFound
 from app.projections.live_history import FIRST_SEQ
 from app.providers.registry import REFERENCE_TARGETS
+from app.services.window_reuse import WindowKey, WindowReuse, stamp_of
 from app.store.database import Database
 from app.store.messages import MessageRepository
 from app.store.records import RunRecord, SessionRecord
@@ -35,6 +38,7 @@ async def load_snapshot(
     *,
     run_id: str | None = None,
     apply_compact_boundary: bool = True,
+    reuse: WindowReuse | None = None,
 ) -> SessionSnapshot:
     async with database.reading() as connection:
         session = await SessionRepository(connection, tenant_id).get(session_id)
@@ -47,13 +51,36 @@ async def load_snapshot(
             if run is None:
                 raise NotFound(f"runId: run '{run_id}' does not exist in session '{session_id}'", field="runId")
         repository = MessageRepository(connection, tenant_id)
-        messages = (
-            await repository.live_history(session_id)
-            if apply_compact_boundary
-            else await repository.from_seq(session_id, FIRST_SEQ)
-        )
+        if reuse is None:
+            messages = await _window(repository, session_id, apply_compact_boundary)
+        else:
+            key = WindowKey(tenant_id, session_id, apply_compact_boundary)
+            messages = await _reused_window(repository, reuse, key, session)
         run_models = await runs.models(session_id)
     return SessionSnapshot(session, run, messages, run_models)
+
+
+async def _window(repository: MessageRepository, session_id: str, apply_compact_boundary: bool) -> list[EngineMessage]:
+    if apply_compact_boundary:
+        return await repository.live_history(session_id)
+    return await repository.from_seq(session_id, FIRST_SEQ)
+
+
+async def _reused_window(
+    repository: MessageRepository, reuse: WindowReuse, key: WindowKey, session: SessionRecord
+) -> list[EngineMessage]:
+    """The window, the kept one extended by what was appended since when it may be, and kept for next time."""
+    stamp = stamp_of(session, await repository.stored_live_start(key.session_id))
+    kept = reuse.usable(key, stamp, session.last_seq)
+    if kept is None:
+        messages = await _window(repository, key.session_id, key.apply_compact_boundary)
+    elif kept.last_seq == session.last_seq:
+        messages = list(kept.messages)
+    else:
+        later = await repository.seq_range(key.session_id, kept.last_seq + 1, session.last_seq)
+        messages = [*kept.messages, *later]
+    reuse.keep(key, stamp, session.last_seq, messages, extends=kept)
+    return messages
 
 
 def session_model(session: SessionRecord, provider: str | None, model: str | None) -> tuple[str | None, str | None]:
