@@ -72,6 +72,8 @@ class WindowReuse:
         self.capacity = capacity_bytes
         self._kept: OrderedDict[WindowKey, KeptWindow] = OrderedDict()
         self._size = 0
+        self.hits = 0
+        self.misses = 0
 
     @property
     def size(self) -> int:
@@ -81,9 +83,11 @@ class WindowReuse:
         """The kept window ``key`` names when the history since it was kept has only grown by appends."""
         kept = self._kept.get(key)
         if kept is None or kept.stamp != stamp or kept.last_seq > last_seq:
+            self.misses += 1
             WINDOW_REUSE.labels("miss").inc()
             return None
         self._kept.move_to_end(key)
+        self.hits += 1
         WINDOW_REUSE.labels("hit").inc()
         return kept
 
