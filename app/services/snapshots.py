@@ -13,7 +13,8 @@ from app.engine.model_ref import model_ref, provider_family
 from app.errors import NotFound
 from app.projections.live_history import FIRST_SEQ
 from app.providers.registry import REFERENCE_TARGETS
-from app.services.window_reuse import WindowKey, WindowReuse, stamp_of
+from app.services.heavy_work import content_weight, run_weighed
+from app.services.window_reuse import KeptWindow, WindowKey, WindowReuse, stamp_of, window_size
 from app.store.database import Database
 from app.store.messages import MessageRepository
 from app.store.records import RunRecord, SessionRecord
@@ -51,36 +52,36 @@ async def load_snapshot(
             if run is None:
                 raise NotFound(f"runId: run '{run_id}' does not exist in session '{session_id}'", field="runId")
         repository = MessageRepository(connection, tenant_id)
-        if reuse is None:
-            messages = await _window(repository, session_id, apply_compact_boundary)
+        key = WindowKey(tenant_id, session_id, apply_compact_boundary)
+        if reuse is None or reuse.capacity <= 0:
+            messages, stamp, kept = await _window(repository, key), None, None
         else:
-            key = WindowKey(tenant_id, session_id, apply_compact_boundary)
-            messages = await _reused_window(repository, reuse, key, session)
+            stamp = stamp_of(session, await repository.stored_live_start(session_id))
+            kept = reuse.usable(key, stamp, session.last_seq)
+            messages = await _extended(repository, key, kept, session.last_seq)
         run_models = await runs.models(session_id)
+    if reuse is not None and stamp is not None:
+        # Measuring a window walks its parts: a large one (a first read) is measured in a worker thread.
+        weight = content_weight(message.content for message in messages[len(kept.messages) if kept else 0 :])
+        reuse.keep(key, stamp, session.last_seq, messages, await run_weighed(weight, window_size, messages, kept))
     return SessionSnapshot(session, run, messages, run_models)
 
 
-async def _window(repository: MessageRepository, session_id: str, apply_compact_boundary: bool) -> list[EngineMessage]:
-    if apply_compact_boundary:
-        return await repository.live_history(session_id)
-    return await repository.from_seq(session_id, FIRST_SEQ)
+async def _window(repository: MessageRepository, key: WindowKey) -> list[EngineMessage]:
+    if key.apply_compact_boundary:
+        return await repository.live_history(key.session_id)
+    return await repository.from_seq(key.session_id, FIRST_SEQ)
 
 
-async def _reused_window(
-    repository: MessageRepository, reuse: WindowReuse, key: WindowKey, session: SessionRecord
+async def _extended(
+    repository: MessageRepository, key: WindowKey, kept: KeptWindow | None, last_seq: int
 ) -> list[EngineMessage]:
-    """The window, the kept one extended by what was appended since when it may be, and kept for next time."""
-    stamp = stamp_of(session, await repository.stored_live_start(key.session_id))
-    kept = reuse.usable(key, stamp, session.last_seq)
+    """The window: the kept one followed by the messages appended since, when one may be used."""
     if kept is None:
-        messages = await _window(repository, key.session_id, key.apply_compact_boundary)
-    elif kept.last_seq == session.last_seq:
-        messages = list(kept.messages)
-    else:
-        later = await repository.seq_range(key.session_id, kept.last_seq + 1, session.last_seq)
-        messages = [*kept.messages, *later]
-    reuse.keep(key, stamp, session.last_seq, messages, extends=kept)
-    return messages
+        return await _window(repository, key)
+    if kept.last_seq == last_seq:
+        return list(kept.messages)
+    return [*kept.messages, *await repository.seq_range(key.session_id, kept.last_seq + 1, last_seq)]
 
 
 def session_model(session: SessionRecord, provider: str | None, model: str | None) -> tuple[str | None, str | None]:

@@ -92,24 +92,15 @@ class WindowReuse:
         return kept
 
     def keep(
-        self,
-        key: WindowKey,
-        stamp: WindowStamp,
-        last_seq: int,
-        messages: Sequence[EngineMessage],
-        *,
-        extends: KeptWindow | None = None,
+        self, key: WindowKey, stamp: WindowStamp, last_seq: int, messages: Sequence[EngineMessage], size: int
     ) -> None:
-        """Keeps ``messages``, the window at ``last_seq``; ``extends``: the kept window they start with, whose
-        size is then not measured again. A window older than the one kept (a slower concurrent read) is
-        dropped."""
+        """Keeps ``messages``, the window at ``last_seq``, which ``size`` bytes estimate (``window_size``). A
+        window older than the one kept (a slower concurrent read) is dropped."""
         if self.capacity <= 0:
             return
         current = self._kept.get(key)
         if current is not None and current.stamp == stamp and current.last_seq > last_seq:
             return
-        start = len(extends.messages) if extends is not None else 0
-        size = (extends.size if extends is not None else 0) + sum(map(message_size, messages[start:]))
         if size > self.capacity:
             self._drop(key)
             return
@@ -125,6 +116,13 @@ class WindowReuse:
         if gone is not None:
             self._size -= gone.size
             WINDOW_REUSE_BYTES.set(self._size)
+
+
+def window_size(messages: Sequence[EngineMessage], kept: KeptWindow | None = None) -> int:
+    """The estimated size of ``messages``, which start with ``kept``'s (not measured again) when given."""
+    if kept is None:
+        return sum(map(message_size, messages))
+    return kept.size + sum(map(message_size, messages[len(kept.messages) :]))
 
 
 def message_size(message: EngineMessage) -> int:

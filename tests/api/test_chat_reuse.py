@@ -27,6 +27,9 @@ pytestmark = pytest.mark.db
 
 SYSTEM = "You are a careful engineer."
 SESSIONS = itertools.count()
+PLACED: set[str] = set()
+"""The cache breakpoints the reused builds placed: a mark in the history is a copy of a block the kept
+window holds, which must never be edited in place."""
 
 turns = st.lists(
     st.sampled_from(["user", "call", "answered", "answer", "reasoning", "unanswered"]), min_size=1, max_size=4
@@ -109,7 +112,9 @@ async def chat_bytes(app: FastAPI, session_id: str, provider: str, reuse: Window
     """What ``POST /chat`` answers (payload, diagnostics, context report), encoded."""
     ask = ChatAsk(session_id, provider, ProjectionContext(), model=MODELS[provider], system=SYSTEM, tools=TOOLS)
     state = app.state
-    answer = await build_chat(state.database, state.model_windows, state.settings, DEFAULT_TENANT, ask, reuse=reuse)
+    # Every cache breakpoint placed whatever the prompt's length: the marks go into the history's blocks.
+    marking = state.settings.model_copy(update={"cache_min_tokens": 0})
+    answer = await build_chat(state.database, state.model_windows, marking, DEFAULT_TENANT, ask, reuse=reuse)
     built = answer.request
     body = {
         "payload": built.payload,
@@ -143,6 +148,7 @@ async def same_as_fresh(app: FastAPI, session_id: str, reuse: WindowReuse) -> No
         await chat_bytes(app, session_id, provider, None)
         reused = await chat_bytes(app, session_id, provider, reuse)
         assert reused == await chat_bytes(app, session_id, provider, None), provider
+        PLACED.update(orjson.loads(reused)["context"]["cache"]["nextRequest"]["breakpoints"])
     assert await context_bytes(app, session_id, reuse) == await context_bytes(app, session_id, None)
 
 
@@ -163,6 +169,7 @@ async def test_reused_answers_are_the_fresh_answers_after_any_history_for_every_
             if appended:
                 # Every reused build after a pure append extended the kept window.
                 assert reuse.hits == hits + len(SUPPORTED_PROVIDERS) + 1
+    assert "history" in PLACED
 
 
 async def test_an_amendment_after_a_kept_window_reads_the_window_again(client: httpx.AsyncClient, app: FastAPI) -> None:
