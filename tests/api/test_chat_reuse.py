@@ -108,9 +108,13 @@ class Session:
         return False
 
 
-async def chat_bytes(app: FastAPI, session_id: str, provider: str, reuse: WindowReuse | None) -> bytes:
-    """What ``POST /chat`` answers (payload, diagnostics, context report), encoded."""
-    ask = ChatAsk(session_id, provider, ProjectionContext(), model=MODELS[provider], system=SYSTEM, tools=TOOLS)
+async def chat_bytes(
+    app: FastAPI, session_id: str, provider: str, reuse: WindowReuse | None, *, compacted: bool = True
+) -> bytes:
+    """What ``POST /chat`` answers (payload, diagnostics, context report), encoded; ``compacted``: whether the
+    model view starts at the compaction (else the whole session is read)."""
+    ctx = ProjectionContext(apply_compact_boundary=compacted)
+    ask = ChatAsk(session_id, provider, ctx, model=MODELS[provider], system=SYSTEM, tools=TOOLS)
     state = app.state
     # Every cache breakpoint placed whatever the prompt's length: the marks go into the history's blocks.
     marking = state.settings.model_copy(update={"cache_min_tokens": 0})
@@ -140,32 +144,32 @@ async def context_bytes(app: FastAPI, session_id: str, reuse: WindowReuse | None
     return orjson.dumps(report.as_dict())
 
 
-async def same_as_fresh(app: FastAPI, session_id: str, reuse: WindowReuse) -> None:
+async def same_as_fresh(app: FastAPI, session_id: str, reuse: WindowReuse, *, compacted: bool) -> None:
     """For every target, the answer built on the kept window is the fresh build's. A build remembers its
     prefix for the next one to compare with, so the reused build is compared with a fresh build made right
     after it (which then sees the prefix the reused one left, as the reused one saw the first fresh one's)."""
     for provider in SUPPORTED_PROVIDERS:
-        await chat_bytes(app, session_id, provider, None)
-        reused = await chat_bytes(app, session_id, provider, reuse)
-        assert reused == await chat_bytes(app, session_id, provider, None), provider
+        await chat_bytes(app, session_id, provider, None, compacted=compacted)
+        reused = await chat_bytes(app, session_id, provider, reuse, compacted=compacted)
+        assert reused == await chat_bytes(app, session_id, provider, None, compacted=compacted), provider
         PLACED.update(orjson.loads(reused)["context"]["cache"]["nextRequest"]["breakpoints"])
     assert await context_bytes(app, session_id, reuse) == await context_bytes(app, session_id, None)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(first=turns, changes=steps)
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(first=turns, changes=steps, compacted=st.booleans())
 async def test_reused_answers_are_the_fresh_answers_after_any_history_for_every_target(
-    app: FastAPI, first: list[str], changes: list[tuple[str, list[str]]]
+    app: FastAPI, first: list[str], changes: list[tuple[str, list[str]]], compacted: bool
 ) -> None:
     reuse = WindowReuse(64 * 1024 * 1024)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
         session = Session(client, await new_session(client, f"reuse{next(SESSIONS)}"))
         await session.step("append", first)
-        await same_as_fresh(app, session.id, reuse)
+        await same_as_fresh(app, session.id, reuse, compacted=compacted)
         for action, kinds in changes:
             hits = reuse.hits
             appended = await session.step(action, kinds)
-            await same_as_fresh(app, session.id, reuse)
+            await same_as_fresh(app, session.id, reuse, compacted=compacted)
             if appended:
                 # Every reused build after a pure append extended the kept window.
                 assert reuse.hits == hits + len(SUPPORTED_PROVIDERS) + 1
