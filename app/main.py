@@ -40,6 +40,7 @@ from app.context.summarizer import Summarizer
 from app.observability import configure_logging
 from app.services.context_config import summarizer_config, window_config
 from app.services.events import EventHub
+from app.services.window_reuse import WindowReuse
 from app.settings import Settings, get_settings
 from app.signals import on_exit_signal
 from app.store import migrations
@@ -183,6 +184,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         responses=PROBLEM_RESPONSES,
     )
     app.state.settings = settings
+    app.state.window_reuse = WindowReuse(settings.chat_reuse_bytes)
     authenticator = Authenticator(load_api_keys(settings), redact_reader_exports=settings.redact_reader_exports)
     app.state.authenticator = authenticator
     generate_openapi = app.openapi

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
 
@@ -18,6 +18,13 @@ LATENCY = Histogram(
     ["method", "route"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
+
+WINDOW_REUSE = Counter(
+    "projector_window_reuse_total",
+    "Model-side reads (/chat, the context report) that extended a kept window (hit) or read it whole (miss)",
+    ["outcome"],
+)
+WINDOW_REUSE_BYTES = Gauge("projector_window_reuse_bytes", "Estimated memory the kept windows hold")
 
 _STANDARD_ATTRIBUTES = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
 

@@ -95,6 +95,12 @@ class Settings(BaseSettings):
         gt=0,
         description="Longest a view (building, redacting, encoding) may work in its worker thread; then 503.",
     )
+    chat_reuse_bytes: int = Field(
+        default=256 * MIB,
+        ge=0,
+        description="Memory (estimated) for the windows /chat and the context report keep between turns, so the "
+        "next turn reads only the messages appended since; least recently used go first. 0 keeps none.",
+    )
 
     # --- Context windows, compaction and pruning ---
     model_servers_by_provider: dict[str, ModelServerSetting] = Field(

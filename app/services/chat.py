@@ -12,6 +12,7 @@ from app.context.accounting import ContextReport
 from app.context.cache_report import HistoryState, PrefixBreak, history_state, next_request, prefix_break
 from app.context.catalog import bundled_catalog, default_max_output_tokens
 from app.context.model_server import ModelServerWindows
+from app.context.window import ContextWindow
 from app.engine.model_ref import model_ref
 from app.errors import InvalidInput
 from app.projections.projector import project
@@ -21,7 +22,9 @@ from app.providers.chat_request import ChatRequest, build_chat_request
 from app.providers.registry import adapter_for
 from app.providers.request_settings import RequestSettings, parse_format, parse_variant
 from app.services.context_report import count_context, request_tokens, window_size
-from app.services.snapshots import for_target, load_snapshot, session_model
+from app.services.heavy_work import content_weight, run_within
+from app.services.snapshots import SessionSnapshot, for_target, load_snapshot, session_model
+from app.services.window_reuse import WindowReuse
 from app.settings import Settings
 from app.store.database import Database
 from app.store.prompt_prefixes import PromptPrefixRecord, PromptPrefixRepository
@@ -94,10 +97,18 @@ def asked_of(ask: ChatAsk, run: RunRecord | None) -> Asked:
 
 
 async def build_chat(
-    database: Database, windows: ModelServerWindows, settings: Settings, tenant_id: str, ask: ChatAsk
+    database: Database,
+    windows: ModelServerWindows,
+    settings: Settings,
+    tenant_id: str,
+    ask: ChatAsk,
+    *,
+    reuse: WindowReuse | None = None,
 ) -> ChatAnswer:
     """The payload, its context report, and the prefix it shares with the previous request of the same
-    parameters (remembered per session in one small row, written after building)."""
+    parameters (remembered per session in one small row, written after building). ``reuse``: windows kept
+    between turns (``app.services.window_reuse``). The build itself (model view, payload, count) runs in a
+    worker thread within the view time budget when the window is large."""
     adapter_for(ask.provider)
     snapshot = await load_snapshot(
         database,
@@ -105,6 +116,7 @@ async def build_chat(
         ask.session_id,
         run_id=ask.run_id,
         apply_compact_boundary=ask.ctx.apply_compact_boundary,
+        reuse=reuse,
     )
     run = snapshot.run
     model = ask.model or run_model(run, ask.provider) or session_model(snapshot.session, ask.provider, None)[1]
@@ -117,36 +129,65 @@ async def build_chat(
         model=model,
         run_models=snapshot.run_models,
     )
-    catalog = bundled_catalog()
-    max_output = ask.max_output_tokens or default_max_output_tokens(catalog, ask.provider, model)
-    view = project(View.MODEL, snapshot.messages, ctx)
+    max_output = ask.max_output_tokens or default_max_output_tokens(bundled_catalog(), ask.provider, model)
     target = CacheTarget(ask.cache, settings.cache_min_tokens, cache_key=_cache_key(settings, tenant_id, ask))
     params = _params_hash(ask, model, asked)
     async with database.reading() as connection:
         previous = await PromptPrefixRepository(connection, tenant_id).get(ask.session_id, params)
     measured = None if previous is None else PromptPrefix(*previous[:4])
-    built = chat_request(
-        ask, view, model=model, asked=asked, max_output_tokens=max_output, cache=target, previous=measured
-    )
-    now = history_state(snapshot.session.revision, snapshot.messages, view.diagnostics.applied_compact_boundary_id)
+    resolved = await window_size(snapshot, ctx, windows)
+    plan = _Plan(ask, snapshot, ctx, asked, model, max_output, target, measured, resolved, settings)
+    weight = content_weight(message.content for message in snapshot.messages)
+    built, report, now = await run_within(settings.view_timeout_seconds, weight, _build, plan)
     broke = None
     if previous is not None and measured is not None and not built.unchanged:
         then = HistoryState(previous.revision, previous.boundary_id, previous.pruned)
         broke = prefix_break(then, now, previous_tokens=measured.tokens, mutated=bool(ask.mutations))
     await _remember_prefix(database, tenant_id, ask.session_id, params, built, now)
-    unchanged = None if measured is None else (measured.length if built.unchanged else 0)
-    resolved = await window_size(snapshot, ctx, windows)
+    return ChatAnswer(built, report, asked.agent, broke)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Everything the pure build needs, read before it."""
+
+    ask: ChatAsk
+    snapshot: SessionSnapshot
+    ctx: ProjectionContext
+    asked: Asked
+    model: str
+    max_output: int | None
+    target: CacheTarget
+    previous: PromptPrefix | None
+    window: ContextWindow
+    settings: Settings
+
+
+def _build(plan: _Plan) -> tuple[ChatRequest, ContextReport, HistoryState]:
+    """The model view, the payload and its context report: no I/O, so it may run in a worker thread."""
+    ask, snapshot, asked = plan.ask, plan.snapshot, plan.asked
+    view = project(View.MODEL, snapshot.messages, plan.ctx)
+    built = chat_request(
+        ask,
+        view,
+        model=plan.model,
+        asked=asked,
+        max_output_tokens=plan.max_output,
+        cache=plan.target,
+        previous=plan.previous,
+    )
+    now = history_state(snapshot.session.revision, snapshot.messages, view.diagnostics.applied_compact_boundary_id)
+    unchanged = None if plan.previous is None else (plan.previous.length if built.unchanged else 0)
     report = count_context(
         snapshot,
-        ctx,
-        resolved,
-        settings,
-        max_output_tokens=max_output,
+        plan.ctx,
+        plan.window,
+        plan.settings,
+        max_output_tokens=plan.max_output,
         extra_tokens=request_tokens(asked.system, asked.tools),
         view=view,
     )
-    report = _with_next_request(report, built, unchanged, max_output)
-    return ChatAnswer(built, report, asked.agent, broke)
+    return built, _with_next_request(report, built, unchanged, plan.max_output), now
 
 
 def _cache_key(settings: Settings, tenant_id: str, ask: ChatAsk) -> str | None:

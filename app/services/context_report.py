@@ -15,7 +15,9 @@ from app.context.window import ContextWindow
 from app.engine.tokens import estimate_tokens
 from app.projections.types import Projection, ProjectionContext
 from app.services.context_config import threshold_policy
+from app.services.heavy_work import content_weight, run_within
 from app.services.snapshots import SessionSnapshot, load_snapshot, session_model
+from app.services.window_reuse import WindowReuse
 from app.settings import Settings
 from app.store.database import Database
 
@@ -29,10 +31,15 @@ async def report_context(
     ctx: ProjectionContext,
     *,
     max_output_tokens: int | None,
+    reuse: WindowReuse | None = None,
 ) -> ContextReport:
     """``ctx`` names the model to count for, or leaves it to the session's; ``max_output_tokens`` left out is
-    the model's output limit from the catalog, so the threshold reserves the room the answer may take."""
-    snapshot = await load_snapshot(database, tenant_id, session_id, apply_compact_boundary=ctx.apply_compact_boundary)
+    the model's output limit from the catalog, so the threshold reserves the room the answer may take.
+    ``reuse``: windows kept between requests. Counting a large window (which builds the model view) runs in
+    a worker thread within the view time budget."""
+    snapshot = await load_snapshot(
+        database, tenant_id, session_id, apply_compact_boundary=ctx.apply_compact_boundary, reuse=reuse
+    )
     provider, model = session_model(snapshot.session, ctx.provider, ctx.model)
     ctx = dataclasses.replace(
         ctx, provider=provider or ctx.provider, model=model or ctx.model, run_models=snapshot.run_models
@@ -40,7 +47,17 @@ async def report_context(
     resolved = await window_size(snapshot, ctx, windows)
     if max_output_tokens is None:
         max_output_tokens = default_max_output_tokens(bundled_catalog(), ctx.provider, ctx.model)
-    return count_context(snapshot, ctx, resolved, settings, max_output_tokens=max_output_tokens)
+    weight = content_weight(message.content for message in snapshot.messages)
+    return await run_within(
+        settings.view_timeout_seconds,
+        weight,
+        count_context,
+        snapshot,
+        ctx,
+        resolved,
+        settings,
+        max_output_tokens=max_output_tokens,
+    )
 
 
 async def window_size(snapshot: SessionSnapshot, ctx: ProjectionContext, windows: ModelServerWindows) -> ContextWindow:

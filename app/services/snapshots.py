@@ -1,7 +1,9 @@
 """One consistent snapshot of a session for the model-side use cases (``/chat``, the context report).
 
 The session, the run a request names, the live history and the run models are read in one REPEATABLE READ
-snapshot, and the connection goes back before anything asks another server.
+snapshot, and the connection goes back before anything asks another server. With a ``WindowReuse``, a window
+kept from an earlier request is extended by the messages appended since, when the session row says nothing
+else changed (``app.services.window_reuse``).
 """
 
 from dataclasses import dataclass
@@ -11,6 +13,8 @@ from app.engine.model_ref import model_ref, provider_family
 from app.errors import NotFound
 from app.projections.live_history import FIRST_SEQ
 from app.providers.registry import REFERENCE_TARGETS
+from app.services.heavy_work import content_weight, run_weighed
+from app.services.window_reuse import KeptWindow, WindowKey, WindowReuse, stamp_of, window_size
 from app.store.database import Database
 from app.store.messages import MessageRepository
 from app.store.records import RunRecord, SessionRecord
@@ -35,6 +39,7 @@ async def load_snapshot(
     *,
     run_id: str | None = None,
     apply_compact_boundary: bool = True,
+    reuse: WindowReuse | None = None,
 ) -> SessionSnapshot:
     async with database.reading() as connection:
         session = await SessionRepository(connection, tenant_id).get(session_id)
@@ -47,13 +52,36 @@ async def load_snapshot(
             if run is None:
                 raise NotFound(f"runId: run '{run_id}' does not exist in session '{session_id}'", field="runId")
         repository = MessageRepository(connection, tenant_id)
-        messages = (
-            await repository.live_history(session_id)
-            if apply_compact_boundary
-            else await repository.from_seq(session_id, FIRST_SEQ)
-        )
+        key = WindowKey(tenant_id, session_id, apply_compact_boundary)
+        if reuse is None or reuse.capacity <= 0:
+            messages, stamp, kept = await _window(repository, key), None, None
+        else:
+            stamp = stamp_of(session, await repository.stored_live_start(session_id))
+            kept = reuse.usable(key, stamp, session.last_seq)
+            messages = await _extended(repository, key, kept, session.last_seq)
         run_models = await runs.models(session_id)
+    if reuse is not None and stamp is not None:
+        # Measuring a window walks its parts: a large one (a first read) is measured in a worker thread.
+        weight = content_weight(message.content for message in messages[len(kept.messages) if kept else 0 :])
+        reuse.keep(key, stamp, session.last_seq, messages, await run_weighed(weight, window_size, messages, kept))
     return SessionSnapshot(session, run, messages, run_models)
+
+
+async def _window(repository: MessageRepository, key: WindowKey) -> list[EngineMessage]:
+    if key.apply_compact_boundary:
+        return await repository.live_history(key.session_id)
+    return await repository.from_seq(key.session_id, FIRST_SEQ)
+
+
+async def _extended(
+    repository: MessageRepository, key: WindowKey, kept: KeptWindow | None, last_seq: int
+) -> list[EngineMessage]:
+    """The window: the kept one followed by the messages appended since, when one may be used."""
+    if kept is None:
+        return await _window(repository, key)
+    if kept.last_seq == last_seq:
+        return list(kept.messages)
+    return [*kept.messages, *await repository.seq_range(key.session_id, kept.last_seq + 1, last_seq)]
 
 
 def session_model(session: SessionRecord, provider: str | None, model: str | None) -> tuple[str | None, str | None]:

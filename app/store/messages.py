@@ -69,6 +69,7 @@ _PAGE_SQL = _page_sql(_READ_COLUMNS)
 _PAGE_SIZES_SQL = _page_sql("content_bytes + metadata_bytes, content_parts")
 """The same page's stored sizes, read from the generated size columns without touching content."""
 _FROM_SEQ_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND seq >= $3 ORDER BY seq"  # noqa: S608
+_SEQ_RANGE_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND seq BETWEEN $3 AND $4 ORDER BY seq"  # noqa: S608
 _BY_KINDS_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND kind = ANY($3::text[]) ORDER BY seq"  # noqa: S608
 _GET_SQL = f"SELECT {_READ_COLUMNS} FROM messages WHERE {_SCOPE} AND id = $3"  # noqa: S608
 _METADATA_SQL = f"SELECT id, metadata, unusual_text FROM messages WHERE {_SCOPE} AND id = ANY($3::text[])"  # noqa: S608
@@ -123,7 +124,7 @@ _NEW_VALUES = ", ".join(
 _APPEND_NEW_SQL = (
     "WITH taken AS (SELECT 1 FROM messages WHERE tenant_id = $1 AND session_id = $2"  # noqa: S608
     " AND id = ANY($4::text[]) LIMIT 1),"
-    " bumped AS (UPDATE sessions SET last_seq = last_seq + $3, revision = revision + 1, updated_at = now()"
+    " bumped AS (UPDATE sessions SET last_seq = last_seq + $3, revision = revision + $3, updated_at = now()"
     " WHERE tenant_id = $1 AND id = $2 AND NOT EXISTS (SELECT 1 FROM taken) RETURNING last_seq - $3 AS base),"
     f" inserted AS (INSERT INTO messages (tenant_id, session_id, seq, {', '.join(name for name, _ in _APPENDED)})"
     f" SELECT $1, $2, bumped.base + row.position, {_NEW_VALUES} FROM bumped,"
@@ -389,7 +390,7 @@ class MessageRepository:
             await self._db.execute(
                 update(sessions)
                 .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
-                .values(last_seq=last_seq, revision=sessions.c.revision + 1, updated_at=func.now())
+                .values(last_seq=last_seq, revision=sessions.c.revision + len(new_rows), updated_at=func.now())
             )
             if changes_live_start([message.kind for message in batch]):
                 await self.refresh_live_start(session_id)
@@ -519,6 +520,12 @@ class MessageRepository:
         """The current metadata of the given messages, by id (content never changes, metadata may)."""
         rows = await (await self._driver()).fetch(_METADATA_SQL, self._tenant, session_id, list(message_ids))
         return {row[0]: unescape_strings(row[1]) if row[2] else row[1] for row in rows}
+
+    async def seq_range(self, session_id: str, first_seq: int, last_seq: int) -> list[EngineMessage]:
+        """The messages from ``first_seq`` to ``last_seq``, both included, oldest first, promoted: a closed
+        range, which every plan answers from the primary key."""
+        rows = await (await self._driver()).fetch(_SEQ_RANGE_SQL, self._tenant, session_id, first_seq, last_seq)
+        return _promoted(rows)
 
     async def from_seq(self, session_id: str, first_seq: int) -> list[EngineMessage]:
         """Every message from ``first_seq`` on, oldest first, promoted."""

@@ -26,7 +26,8 @@ class SessionRecord(NamedTuple):
     context_window_tokens: int | None
     last_seq: int
     revision: int
-    """Counts every change to the session's messages (appends and amendments)."""
+    """Counts every change to the session's messages: one per message appended, one per amendment, prune or new
+    run. So ``revision - last_seq`` changes exactly when something other than an append happened."""
     created_at: datetime
     updated_at: datetime
 

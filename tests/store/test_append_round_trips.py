@@ -118,7 +118,7 @@ async def test_the_one_statement_append_stores_what_the_locked_append_stores(
         await connection.close()
     assert [tuple(row) for row in fast] == [tuple(row) for row in locked]
     assert len(fast) == len(inputs)
-    assert [tuple(row) for row in sessions] == [(5, 1), (5, 1)]
+    assert [tuple(row) for row in sessions] == [(5, 5), (5, 5)]
 
 
 async def test_concurrent_appends_of_one_id_store_it_once_and_the_others_replay_it(client: httpx.AsyncClient) -> None:

@@ -145,3 +145,28 @@ async def test_a_large_append_body_is_refused_with_the_same_problem_as_a_small_o
         answers.append((problem["field"], problem["detail"]))
     assert answers[0] == answers[1]
     assert await stored_count(client, "s1") == 0
+
+
+@pytest.mark.parametrize("route", ["chat", "context"])
+async def test_a_large_chat_or_context_report_is_built_in_a_worker_thread_within_the_view_budget(
+    trust_app: AppFactory, route: str
+) -> None:
+    """A build on the event loop could not be stopped by its budget; in a worker thread it answers 503 past it,
+    and ``/healthz`` answers meanwhile."""
+    async with trust_app(view_timeout_seconds=0.000_001) as application, http_client(application) as c:
+        assert (await c.post("/sessions", json={"id": "s1"})).status_code == 201
+        assert (await c.post("/sessions/s1/messages", json=many_parts(3, 1000))).status_code == 201
+
+        def build(session_id: str) -> Any:
+            if route == "chat":
+                return c.post("/chat", json={"sessionId": session_id, "provider": "openai", "model": "gpt-5"})
+            return c.get(f"/sessions/{session_id}/context", params={"model": "gpt-5", "provider": "openai"})
+
+        order = await finishing_order(build("s1"), c.get("/healthz"))
+        assert order == [1, 0]
+        response = await build("s1")
+        assert response.status_code == 503, response.text[:300]
+        assert (await c.post("/sessions", json={"id": "small"})).status_code == 201
+        assert (await c.post("/sessions/small/messages", json=many_parts(1, 3))).status_code == 201
+        answered = await build("small")
+        assert answered.status_code == 200, "a small build stays on the loop, with no budget to miss"

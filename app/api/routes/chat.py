@@ -18,7 +18,10 @@ async def chat(
     body: ChatRequestBody, request: Request, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
 ) -> Response:
     ask = chat_ask(body)
-    answer = await build_chat(database, request.app.state.model_windows, settings, principal.tenant_id, ask)
+    state = request.app.state
+    answer = await build_chat(
+        database, state.model_windows, settings, principal.tenant_id, ask, reuse=state.window_reuse
+    )
     built = answer.request
     return OrjsonResponse(
         {

@@ -38,6 +38,7 @@ async def get_context(
         session_id,
         query.to_context(),
         max_output_tokens=query.max_output_tokens,
+        reuse=request.app.state.window_reuse,
     )
     return OrjsonResponse({"sessionId": session_id, **report.as_dict()})
 

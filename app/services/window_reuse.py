@@ -1,0 +1,148 @@
+"""The decoded window of a session, kept per process between turns, so the next ``/chat`` (or context report)
+reads only the messages appended since.
+
+An agent calls ``/chat`` once a turn on a window that grew by a message or two: fetching and promoting the
+whole window again is most of a turn's cost on a long session. A kept window is served again exactly when
+the stored history changed by pure appends since it was read, which the session row says by construction:
+
+- ``revision - last_seq`` (the *rewrites*): ``revision`` counts one per message appended and one per
+  amendment, prune or new run, so the difference is unchanged by appends and grows with every other change.
+- the live history's start (its boundary, summary and first seq on the session row): a compaction moves it.
+- the session's ``created_at``: a session deleted and created again under the same id starts anew.
+- ``last_seq`` not below the kept one (a replica behind the kept read is a miss, not a rewind).
+
+When all hold, the window now is the kept one followed by the messages after its last seq, which one
+closed seq range reads in the same snapshot as the session row. Anything else is a miss and the window is
+read whole. Request parameters do not enter the key: they change what is built from the window, never the
+window (only whether the compaction applies does, and that is part of the key).
+
+The kept messages are never changed by anyone: the pure pipeline builds new values from them (a property test
+compares reused and fresh builds byte for byte), and a hit builds a new list rather than extending the kept
+one. Entries are evicted least recently used first once their estimated size passes the budget
+(``PROJECTOR_CHAT_REUSE_BYTES``; 0 keeps nothing). The cache is touched only from the event loop.
+"""
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.engine.message import EngineMessage
+from app.observability import WINDOW_REUSE, WINDOW_REUSE_BYTES
+from app.store.live_start import LiveStart
+from app.store.records import SessionRecord
+
+MESSAGE_OVERHEAD = 1024
+"""What a promoted message holds besides its text (the message, its dicts and lists), in bytes, roughly."""
+PART_OVERHEAD = 256
+
+
+@dataclass(frozen=True, slots=True)
+class WindowKey:
+    tenant_id: str
+    session_id: str
+    apply_compact_boundary: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WindowStamp:
+    """What must not have changed for a kept window to be extended by appended messages."""
+
+    created_at: datetime
+    rewrites: int
+    live_start: LiveStart | None
+
+
+def stamp_of(session: SessionRecord, live_start: LiveStart | None) -> WindowStamp:
+    return WindowStamp(session.created_at, session.revision - session.last_seq, live_start)
+
+
+@dataclass(frozen=True, slots=True)
+class KeptWindow:
+    stamp: WindowStamp
+    last_seq: int
+    messages: tuple[EngineMessage, ...]
+    size: int
+
+
+class WindowReuse:
+    """A bounded, least-recently-used map of kept windows."""
+
+    def __init__(self, capacity_bytes: int) -> None:
+        self.capacity = capacity_bytes
+        self._kept: OrderedDict[WindowKey, KeptWindow] = OrderedDict()
+        self._size = 0
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def usable(self, key: WindowKey, stamp: WindowStamp, last_seq: int) -> KeptWindow | None:
+        """The kept window ``key`` names when the history since it was kept has only grown by appends."""
+        kept = self._kept.get(key)
+        if kept is None or kept.stamp != stamp or kept.last_seq > last_seq:
+            self.misses += 1
+            WINDOW_REUSE.labels("miss").inc()
+            return None
+        self._kept.move_to_end(key)
+        self.hits += 1
+        WINDOW_REUSE.labels("hit").inc()
+        return kept
+
+    def keep(
+        self, key: WindowKey, stamp: WindowStamp, last_seq: int, messages: Sequence[EngineMessage], size: int
+    ) -> None:
+        """Keeps ``messages``, the window at ``last_seq``, which ``size`` bytes estimate (``window_size``). A
+        window older than the one kept (a slower concurrent read) is dropped."""
+        if self.capacity <= 0:
+            return
+        current = self._kept.get(key)
+        if current is not None and current.stamp == stamp and current.last_seq > last_seq:
+            return
+        if size > self.capacity:
+            self._drop(key)
+            return
+        self._drop(key)
+        self._kept[key] = KeptWindow(stamp, last_seq, tuple(messages), size)
+        self._size += size
+        while self._size > self.capacity:
+            self._drop(next(iter(self._kept)))
+        WINDOW_REUSE_BYTES.set(self._size)
+
+    def _drop(self, key: WindowKey) -> None:
+        gone = self._kept.pop(key, None)
+        if gone is not None:
+            self._size -= gone.size
+            WINDOW_REUSE_BYTES.set(self._size)
+
+
+def window_size(messages: Sequence[EngineMessage], kept: KeptWindow | None = None) -> int:
+    """The estimated size of ``messages``, which start with ``kept``'s (not measured again) when given."""
+    if kept is None:
+        return sum(map(message_size, messages))
+    return kept.size + sum(map(message_size, messages[len(kept.messages) :]))
+
+
+def message_size(message: EngineMessage) -> int:
+    """A promoted message's memory, estimated from its text (a string costs about its length)."""
+    content = message.content
+    if isinstance(content, str):
+        return MESSAGE_OVERHEAD + len(content)
+    return MESSAGE_OVERHEAD + sum(map(_part_size, content)) + _part_size(message.metadata)
+
+
+def _part_size(part: object) -> int:
+    """A part's (or metadata's) text and the text of its fields' fields, plus an overhead."""
+    if not isinstance(part, dict):
+        return PART_OVERHEAD
+    size = PART_OVERHEAD
+    for value in part.values():
+        if isinstance(value, str):
+            size += len(value)
+        elif isinstance(value, dict):
+            size += PART_OVERHEAD + sum(len(inner) for inner in value.values() if isinstance(inner, str))
+        elif isinstance(value, list):
+            size += PART_OVERHEAD * len(value)
+    return size

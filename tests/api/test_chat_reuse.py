@@ -1,0 +1,231 @@
+"""``/chat`` and the context report reuse the window they read a moment ago: the answer is byte for byte the
+fresh build's after any sequence of appends, amendments, prunes, compactions and new runs, for every target;
+a pure append is served from the kept window plus the appended messages, anything else reads the window
+again."""
+
+import itertools
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from fastapi import FastAPI
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.api.auth import DEFAULT_TENANT
+from app.api.bodies import chat_diagnostics_body
+from app.projections.types import ProjectionContext
+from app.providers.registry import SUPPORTED_PROVIDERS
+from app.services.chat import ChatAsk, build_chat
+from app.services.context_report import report_context
+from app.services.window_reuse import WindowReuse
+from tests.api.wire import append, assistant, new_session, tool_call, tool_result, user
+from tests.providers.test_payload_properties import MODELS, TOOLS
+
+pytestmark = pytest.mark.db
+
+SYSTEM = "You are a careful engineer."
+SESSIONS = itertools.count()
+PLACED: set[str] = set()
+"""The cache breakpoints the reused builds placed: a mark in the history is a copy of a block the kept
+window holds, which must never be edited in place."""
+
+turns = st.lists(
+    st.sampled_from(["user", "call", "answered", "answer", "reasoning", "unanswered"]), min_size=1, max_size=4
+)
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), turns),
+        st.tuples(st.sampled_from(["amend", "prune", "compact", "run", "noop"]), st.just([])),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+class Session:
+    """One session written through the API, with the ids written so far."""
+
+    def __init__(self, client: httpx.AsyncClient, session_id: str) -> None:
+        self.client = client
+        self.id = session_id
+        self.count = 0
+        self.results: list[str] = []
+        self.runs: list[str] = []
+
+    def fresh(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def messages(self, kinds: list[str]) -> list[dict[str, Any]]:
+        batch: list[dict[str, Any]] = []
+        run = {"runId": self.runs[-1]} if self.runs else {}
+        for kind in kinds:
+            call = self.fresh("c")
+            if kind == "user":
+                batch.append(user(f"step {call}", id=self.fresh("u")))
+            elif kind in ("call", "answered", "unanswered"):
+                batch.append(tool_call(call, "bash", id=self.fresh("a"), command="make"))
+                if kind != "unanswered":
+                    result = self.fresh("t")
+                    self.results.append(result)
+                    batch.append(tool_result(call, "bash", f"out {call} " + "x" * 300, id=result))
+            elif kind == "answer":
+                batch.append(
+                    assistant(
+                        f"done {call}", id=self.fresh("d"), provider="anthropic", model=MODELS["anthropic"], **run
+                    )
+                )
+            else:
+                parts = [{"type": "reasoning", "text": f"think {call}"}, {"type": "text", "text": "so"}]
+                batch.append(assistant(parts, id=self.fresh("r"), provider="openai", model=MODELS["openai"], **run))
+        return batch
+
+    async def step(self, action: str, kinds: list[str]) -> bool:
+        """Writes one change; True when it was a pure append."""
+        client, path = self.client, f"/sessions/{self.id}"
+        if action == "append":
+            response = await append(client, self.id, *self.messages(kinds))
+            assert response.status_code == 201, response.text
+            return True
+        if action == "amend" and self.results:
+            response = await client.patch(
+                f"{path}/messages/{self.results[0]}", json={"metadata": {"compactedAt": "2026-11-29T10:00:00Z"}}
+            )
+            assert response.status_code == 200, response.text
+        elif action == "prune":
+            body = {"protectUserTurns": 0, "protectToolTokens": 0, "minimumSavingsTokens": 0}
+            assert (await client.post(f"{path}/prune", json=body)).status_code == 200
+        elif action == "compact":
+            response = await client.post(f"{path}/compactions", json={"summary": "What came before."})
+            assert response.status_code in (201, 409, 422), response.text
+        elif action == "run":
+            run_id = self.fresh("run")
+            response = await client.post(f"{path}/runs", json={"id": run_id, "model": f"openai/{MODELS['openai']}"})
+            assert response.status_code == 201, response.text
+            self.runs.append(run_id)
+        return False
+
+
+async def chat_bytes(
+    app: FastAPI, session_id: str, provider: str, reuse: WindowReuse | None, *, compacted: bool = True
+) -> bytes:
+    """What ``POST /chat`` answers (payload, diagnostics, context report), encoded; ``compacted``: whether the
+    model view starts at the compaction (else the whole session is read)."""
+    ctx = ProjectionContext(apply_compact_boundary=compacted)
+    ask = ChatAsk(session_id, provider, ctx, model=MODELS[provider], system=SYSTEM, tools=TOOLS)
+    state = app.state
+    # Every cache breakpoint placed whatever the prompt's length: the marks go into the history's blocks.
+    marking = state.settings.model_copy(update={"cache_min_tokens": 0})
+    answer = await build_chat(state.database, state.model_windows, marking, DEFAULT_TENANT, ask, reuse=reuse)
+    built = answer.request
+    body = {
+        "payload": built.payload,
+        "diagnostics": chat_diagnostics_body(built.diagnostics, answer.prefix_break),
+        "context": answer.context.as_dict(),
+    }
+    return orjson.dumps(body)
+
+
+async def context_bytes(app: FastAPI, session_id: str, reuse: WindowReuse | None) -> bytes:
+    state = app.state
+    ctx = ProjectionContext(provider="anthropic", model=MODELS["anthropic"])
+    report = await report_context(
+        state.database,
+        state.model_windows,
+        state.settings,
+        DEFAULT_TENANT,
+        session_id,
+        ctx,
+        max_output_tokens=None,
+        reuse=reuse,
+    )
+    return orjson.dumps(report.as_dict())
+
+
+async def same_as_fresh(app: FastAPI, session_id: str, reuse: WindowReuse, *, compacted: bool) -> None:
+    """For every target, the answer built on the kept window is the fresh build's. A build remembers its
+    prefix for the next one to compare with, so the reused build is compared with a fresh build made right
+    after it (which then sees the prefix the reused one left, as the reused one saw the first fresh one's)."""
+    for provider in SUPPORTED_PROVIDERS:
+        await chat_bytes(app, session_id, provider, None, compacted=compacted)
+        reused = await chat_bytes(app, session_id, provider, reuse, compacted=compacted)
+        assert reused == await chat_bytes(app, session_id, provider, None, compacted=compacted), provider
+        PLACED.update(orjson.loads(reused)["context"]["cache"]["nextRequest"]["breakpoints"])
+    assert await context_bytes(app, session_id, reuse) == await context_bytes(app, session_id, None)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(first=turns, changes=steps, compacted=st.booleans())
+async def test_reused_answers_are_the_fresh_answers_after_any_history_for_every_target(
+    app: FastAPI, first: list[str], changes: list[tuple[str, list[str]]], compacted: bool
+) -> None:
+    reuse = WindowReuse(64 * 1024 * 1024)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        session = Session(client, await new_session(client, f"reuse{next(SESSIONS)}"))
+        await session.step("append", first)
+        await same_as_fresh(app, session.id, reuse, compacted=compacted)
+        for action, kinds in changes:
+            hits = reuse.hits
+            appended = await session.step(action, kinds)
+            await same_as_fresh(app, session.id, reuse, compacted=compacted)
+            if appended:
+                # Every reused build after a pure append extended the kept window.
+                assert reuse.hits == hits + len(SUPPORTED_PROVIDERS) + 1
+    assert "history" in PLACED
+
+
+async def test_an_amendment_after_a_kept_window_reads_the_window_again(client: httpx.AsyncClient, app: FastAPI) -> None:
+    reuse = WindowReuse(64 * 1024 * 1024)
+    session = Session(client, await new_session(client))
+    await session.step("append", ["answered", "answer"])
+    await chat_bytes(app, session.id, "anthropic", reuse)
+    await session.step("amend", [])
+    misses = reuse.misses
+    await chat_bytes(app, session.id, "anthropic", None)  # the prefix the two compared builds then both see
+    reused = await chat_bytes(app, session.id, "anthropic", reuse)
+    assert reuse.misses == misses + 1
+    assert b"Old tool result content cleared" in reused
+    assert reused == await chat_bytes(app, session.id, "anthropic", None)
+
+
+async def test_a_session_created_again_under_its_id_is_not_served_the_old_window(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    reuse = WindowReuse(64 * 1024 * 1024)
+    await new_session(client, "again")
+    await append(client, "again", user("the first life"))
+    await chat_bytes(app, "again", "openai", reuse)
+    assert (await client.delete("/sessions/again")).status_code == 204
+    await new_session(client, "again")
+    await append(client, "again", user("the second life"), user("and more"))
+    answer = await chat_bytes(app, "again", "openai", reuse)
+    assert b"the first life" not in answer and b"the second life" in answer
+
+
+async def test_kept_windows_stay_within_their_budget_and_zero_keeps_none(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    for name in ("one", "two", "three"):
+        await new_session(client, name)
+        await append(client, name, user("x" * 20_000))
+    small = WindowReuse(50_000)
+    none = WindowReuse(0)
+    for name in ("one", "two", "three"):
+        await chat_bytes(app, name, "openai", small)
+        await chat_bytes(app, name, "openai", none)
+    assert 0 < small.size <= 50_000 and none.size == 0
+    await chat_bytes(app, "one", "openai", small)
+    assert small.misses == 4 and small.hits == 0  # "one" was evicted, least recently used
+
+
+async def test_metrics_report_the_kept_bytes_and_the_hits(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await append(client, "s1", user("hello"))
+    for _ in range(2):
+        response = await client.post("/chat", json={"sessionId": "s1", "provider": "openai", "model": "gpt-5"})
+        assert response.status_code == 200, response.text
+    metrics = (await client.get("/metrics")).text
+    assert 'projector_window_reuse_total{outcome="hit"}' in metrics
+    assert "projector_window_reuse_bytes" in metrics
