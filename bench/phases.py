@@ -3,7 +3,8 @@
 On the 10,000-message session of ``bench.overhead``, times the floor's fetch alone, the session read the
 route makes (``load_snapshot``: snapshot, fetch, promotion), then each synchronous stage on that
 window, called as the route calls it: the model view, the serializer, ``settle``, the Anthropic adapter,
-the context accounting (of the model view already built, as the route counts it) and the response encoding;
+measuring the prompt-cache prefix (each unit serialized and hashed once), the context accounting (of the
+model view already built, as the route counts it) and the response encoding;
 and the whole request through the ASGI app. Apart, the accounting as ``GET /sessions/{id}/context`` runs it,
 building the model view it counts. What the request costs beyond the sum of its stages is freeing
 what it built and HTTP handling. A diagnostic for target 2, not a target: medians, the stages interleaved so
@@ -25,6 +26,7 @@ from app.main import create_app
 from app.projections.projector import project
 from app.projections.types import ProjectionContext, View
 from app.providers.anthropic import to_anthropic
+from app.providers.caching import answered_tail, measure_prefix, stable_units
 from app.providers.conversation import settle
 from app.providers.serializer import to_chat_messages
 from app.services.context_config import threshold_policy
@@ -53,6 +55,8 @@ def stages(messages: list[Any], ctx: ProjectionContext, settings: Settings) -> d
     figures["anthropic adapter"], (payload, _) = timed(
         to_anthropic, settled, model=MODEL, tools=(), max_output_tokens=None
     )
+    stable = stable_units("anthropic", payload, answered=answered_tail(settled.messages))
+    figures["measuring the cache prefix"], _ = timed(measure_prefix, "anthropic", payload, stable)
     window = ContextWindow(200_000, "model_config")
     figures["context accounting"], _ = timed(
         account_context, messages, window=window, policy=threshold_policy(settings), ctx=ctx, view=projection
