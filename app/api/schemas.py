@@ -376,6 +376,15 @@ class ProjectionQuery(ProjectionOptions):
             raise ValueError("only the export view takes it")
         return value
 
+    @field_validator("limit", "after", "before", "order")
+    @classmethod
+    def _paged_views_only(cls, value: int | str | None, info: ValidationInfo) -> int | str | None:
+        """The model and compact views are the whole window, never a page: paging them is refused rather
+        than accepted and ignored."""
+        if value not in (None, "asc") and info.data.get("view") in (View.MODEL, View.COMPACT):
+            raise ValueError("the model and compact views are the whole window and do not page")
+        return value
+
     def to_context(self, *, provider: str | None = None, model: str | None = None) -> ProjectionContext:
         return replace(super().to_context(provider=provider, model=model), redact=self.redact)
 

@@ -201,3 +201,16 @@ async def test_export_options_on_another_view_are_refused_rather_than_ignored(cl
         "/chat", json={"sessionId": "s1", "provider": "openai", "model": "gpt-4.1", "projection": {"redact": True}}
     )
     assert chat.status_code == 422
+
+
+async def test_paging_the_whole_window_views_is_refused_rather_than_ignored(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await append(client, "s1", user("hello", id="u1"))
+    for view in ("model", "compact"):
+        for param, value in (("limit", "1"), ("after", "1"), ("before", "1"), ("order", "desc")):
+            response = await client.get("/sessions/s1/projection", params={"view": view, param: value})
+            assert response.status_code == 422, (view, param)
+            assert response.json()["errors"][0]["field"] == param
+        assert (await client.get("/sessions/s1/projection", params={"view": view, "order": "asc"})).status_code == 200
+    paged = await client.get("/sessions/s1/projection", params={"view": "transcript", "limit": "1", "order": "desc"})
+    assert paged.status_code == 200
