@@ -6,7 +6,11 @@ kept from an earlier request is extended by the messages appended since, when th
 else changed (``app.services.window_reuse``).
 """
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.engine.message import EngineMessage
 from app.engine.model_ref import model_ref, provider_family
@@ -32,6 +36,11 @@ class SessionSnapshot:
     """Each run's model reference as stored (``provider/modelId``, a bare id or opencode's object)."""
 
 
+T = TypeVar("T")
+AlsoRead = Callable[[AsyncConnection, SessionRecord, RunRecord | None], Awaitable[T]]
+"""What a use case reads besides, given the session and run read: in the same snapshot and checkout."""
+
+
 async def load_snapshot(
     database: Database,
     tenant_id: str,
@@ -41,6 +50,34 @@ async def load_snapshot(
     apply_compact_boundary: bool = True,
     reuse: WindowReuse | None = None,
 ) -> SessionSnapshot:
+    snapshot, _ = await load_snapshot_with(
+        database,
+        tenant_id,
+        session_id,
+        _nothing,
+        run_id=run_id,
+        apply_compact_boundary=apply_compact_boundary,
+        reuse=reuse,
+    )
+    return snapshot
+
+
+async def _nothing(_connection: AsyncConnection, _session: SessionRecord, _run: RunRecord | None) -> None:
+    return None
+
+
+async def load_snapshot_with(
+    database: Database,
+    tenant_id: str,
+    session_id: str,
+    also: AlsoRead[T],
+    *,
+    run_id: str | None = None,
+    apply_compact_boundary: bool = True,
+    reuse: WindowReuse | None = None,
+) -> tuple[SessionSnapshot, T]:
+    """The snapshot, and what ``also`` reads once the session and run are known (an error it raises comes
+    before the window is read)."""
     async with database.reading() as connection:
         session = await SessionRepository(connection, tenant_id).get(session_id)
         if session is None:
@@ -51,6 +88,7 @@ async def load_snapshot(
             run = await runs.get(session_id, run_id)
             if run is None:
                 raise NotFound(f"runId: run '{run_id}' does not exist in session '{session_id}'", field="runId")
+        found = await also(connection, session, run)
         repository = MessageRepository(connection, tenant_id)
         key = WindowKey(tenant_id, session_id, apply_compact_boundary)
         if reuse is None or reuse.capacity <= 0:
@@ -64,7 +102,7 @@ async def load_snapshot(
         # Measuring a window walks its parts: a large one (a first read) is measured in a worker thread.
         weight = content_weight(message.content for message in messages[len(kept.messages) if kept else 0 :])
         reuse.keep(key, stamp, session.last_seq, messages, await run_weighed(weight, window_size, messages, kept))
-    return SessionSnapshot(session, run, messages, run_models)
+    return SessionSnapshot(session, run, messages, run_models), found
 
 
 async def _window(repository: MessageRepository, key: WindowKey) -> list[EngineMessage]:
