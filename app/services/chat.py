@@ -25,7 +25,7 @@ from app.providers.chat_request import ChatRequest, build_chat_request
 from app.providers.registry import adapter_for
 from app.providers.request_settings import RequestSettings, parse_format, parse_variant
 from app.services.context_report import count_context, request_tokens, window_size
-from app.services.heavy_work import content_weight, run_within
+from app.services.heavy_work import run_within
 from app.services.snapshots import SessionSnapshot, for_target, load_snapshot_with, session_model
 from app.services.window_reuse import WindowReuse
 from app.settings import Settings
@@ -134,8 +134,7 @@ async def build_chat(
     measured = None if previous is None else PromptPrefix(*previous[:4])
     window = await window_size(snapshot, ctx, windows)
     plan = _Plan(ask, snapshot, ctx, asked, model, max_output, target, measured, window, settings)
-    weight = content_weight(message.content for message in snapshot.messages)
-    built, report, now = await run_within(settings.view_timeout_seconds, weight, _build, plan)
+    built, report, now = await run_within(settings.view_timeout_seconds, snapshot.weight, _build, plan)
     broke = None
     if previous is not None and measured is not None and not built.unchanged:
         then = HistoryState(previous.revision, previous.boundary_id, previous.pruned)

@@ -34,6 +34,8 @@ class SessionSnapshot:
     """The live history (from the newest complete compaction on), or every message when the boundary is off."""
     run_models: dict[str, object]
     """Each run's model reference as stored (``provider/modelId``, a bare id or opencode's object)."""
+    weight: int = 0
+    """The messages' ``heavy_work.content_weight``: a kept window's own plus that of the messages since."""
 
 
 T = TypeVar("T")
@@ -98,11 +100,13 @@ async def load_snapshot_with(
             kept = reuse.usable(key, stamp, session.last_seq)
             messages = await _extended(repository, key, kept, session.last_seq)
         run_models = await runs.models(session_id)
+    fresh = content_weight(message.content for message in messages[len(kept.messages) if kept else 0 :])
+    weight = fresh + (kept.weight if kept else 0)
     if reuse is not None and stamp is not None:
         # Measuring a window walks its parts: a large one (a first read) is measured in a worker thread.
-        weight = content_weight(message.content for message in messages[len(kept.messages) if kept else 0 :])
-        reuse.keep(key, stamp, session.last_seq, messages, await run_weighed(weight, window_size, messages, kept))
-    return SessionSnapshot(session, run, messages, run_models), found
+        size = await run_weighed(fresh, window_size, messages, kept)
+        reuse.keep(key, stamp, session.last_seq, messages, size, weight)
+    return SessionSnapshot(session, run, messages, run_models, weight), found
 
 
 async def _window(repository: MessageRepository, key: WindowKey) -> list[EngineMessage]:
