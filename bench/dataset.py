@@ -117,7 +117,9 @@ def session_rows(session_id: str, count: int, **options: Any) -> Iterator[tuple[
         yield _row(session_id, seq, message_id, role, content, metadata)
 
 
-def _row(session_id: str, seq: int, message_id: str, role: str, content: Any, metadata: dict[str, Any]) -> tuple[Any, ...]:
+def _row(
+    session_id: str, seq: int, message_id: str, role: str, content: Any, metadata: dict[str, Any]
+) -> tuple[Any, ...]:
     kind = _kind(role, content, metadata)
     created = START + timedelta(seconds=seq)
     tokens = estimate_tokens(content)
