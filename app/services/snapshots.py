@@ -81,9 +81,10 @@ async def load_snapshot_with(
     """The snapshot, and what ``also`` reads once the session and run are known (an error it raises comes
     before the window is read)."""
     async with database.reading() as connection:
-        session = await SessionRepository(connection, tenant_id).get(session_id)
-        if session is None:
+        read = await SessionRepository(connection, tenant_id).get_with_live_start(session_id)
+        if read is None:
             raise NotFound(f"sessionId: session '{session_id}' does not exist", field="sessionId")
+        session, live_start = read
         runs = RunRepository(connection, tenant_id)
         run = None
         if run_id is not None:
@@ -96,7 +97,7 @@ async def load_snapshot_with(
         if reuse is None or reuse.capacity <= 0:
             messages, stamp, kept = await _window(repository, key), None, None
         else:
-            stamp = stamp_of(session, await repository.stored_live_start(session_id))
+            stamp = stamp_of(session, live_start)
             kept = reuse.usable(key, stamp, session.last_seq)
             messages = await _extended(repository, key, kept, session.last_seq)
         run_models = await runs.models(session_id)

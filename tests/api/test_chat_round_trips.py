@@ -1,5 +1,5 @@
-"""A ``/chat`` on a kept window sends few statements: the remembered prefix is read in the session's
-snapshot, and written back by one statement in autocommit."""
+"""A ``/chat`` on a kept window sends few statements: the session row is read with its live start, the
+remembered prefix in the same snapshot, and the prefix written back by one statement in autocommit."""
 
 from collections.abc import AsyncIterator
 
@@ -63,7 +63,8 @@ async def test_a_chat_on_a_kept_window_reads_its_prefix_in_the_snapshot_and_writ
 ) -> None:
     """On main this was fourteen: the snapshot (its BEGIN, marker, session, run models, live start, ROLLBACK),
     a second snapshot for the prefix alone (BEGIN, marker, the read, ROLLBACK) and a write transaction (BEGIN,
-    SET LOCAL, the upsert, COMMIT). Now eight: one snapshot holding the prefix read, then the upsert."""
+    SET LOCAL, the upsert, COMMIT). Now seven: one snapshot (BEGIN, marker, the session row with its live
+    start, the prefix, run models, ROLLBACK), then the upsert."""
     sent = await _statements_of_a_warm_chat(one_connection_app)
     words = [statement.split()[0].rstrip(";") for statement in sent]
     closed = words.index("ROLLBACK")
@@ -76,4 +77,4 @@ async def test_a_chat_on_a_kept_window_reads_its_prefix_in_the_snapshot_and_writ
         assert sorted(words[closed + 1 :]) == ["BEGIN", "COMMIT", "INSERT"], sent
     else:
         assert words[closed + 1 :] == ["INSERT"], sent
-        assert len(sent) == 8, sent
+        assert len(sent) == 7, sent
