@@ -2,11 +2,14 @@
 the context is with it."""
 
 import dataclasses
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
+
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.context.accounting import ContextReport
 from app.context.cache_report import HistoryState, PrefixBreak, history_state, next_request, prefix_break
@@ -22,13 +25,13 @@ from app.providers.chat_request import ChatRequest, build_chat_request
 from app.providers.registry import adapter_for
 from app.providers.request_settings import RequestSettings, parse_format, parse_variant
 from app.services.context_report import count_context, request_tokens, window_size
-from app.services.heavy_work import content_weight, run_within
-from app.services.snapshots import SessionSnapshot, for_target, load_snapshot, session_model
+from app.services.heavy_work import run_within
+from app.services.snapshots import SessionSnapshot, for_target, load_snapshot_with, session_model
 from app.services.window_reuse import WindowReuse
 from app.settings import Settings
 from app.store.database import Database
 from app.store.prompt_prefixes import PromptPrefixRecord, PromptPrefixRepository
-from app.store.records import RunRecord
+from app.store.records import RunRecord, SessionRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,19 +113,16 @@ async def build_chat(
     between turns (``app.services.window_reuse``). The build itself (model view, payload, count) runs in a
     worker thread within the view time budget when the window is large."""
     adapter_for(ask.provider)
-    snapshot = await load_snapshot(
+    snapshot, resolved = await load_snapshot_with(
         database,
         tenant_id,
         ask.session_id,
+        functools.partial(_resolve, ask, tenant_id),
         run_id=ask.run_id,
         apply_compact_boundary=ask.ctx.apply_compact_boundary,
         reuse=reuse,
     )
-    run = snapshot.run
-    model = ask.model or run_model(run, ask.provider) or session_model(snapshot.session, ask.provider, None)[1]
-    if not model:
-        raise InvalidInput("model: required unless the run or the session names one", field="model")
-    asked = asked_of(ask, run)
+    model, asked, params, previous = resolved
     ctx = dataclasses.replace(
         ask.ctx,
         provider=ask.provider,
@@ -131,20 +131,39 @@ async def build_chat(
     )
     max_output = ask.max_output_tokens or default_max_output_tokens(bundled_catalog(), ask.provider, model)
     target = CacheTarget(ask.cache, settings.cache_min_tokens, cache_key=_cache_key(settings, tenant_id, ask))
-    params = _params_hash(ask, model, asked)
-    async with database.reading() as connection:
-        previous = await PromptPrefixRepository(connection, tenant_id).get(ask.session_id, params)
     measured = None if previous is None else PromptPrefix(*previous[:4])
-    resolved = await window_size(snapshot, ctx, windows)
-    plan = _Plan(ask, snapshot, ctx, asked, model, max_output, target, measured, resolved, settings)
-    weight = content_weight(message.content for message in snapshot.messages)
-    built, report, now = await run_within(settings.view_timeout_seconds, weight, _build, plan)
+    window = await window_size(snapshot, ctx, windows)
+    plan = _Plan(ask, snapshot, ctx, asked, model, max_output, target, measured, window, settings)
+    built, report, now = await run_within(settings.view_timeout_seconds, snapshot.weight, _build, plan)
     broke = None
     if previous is not None and measured is not None and not built.unchanged:
         then = HistoryState(previous.revision, previous.boundary_id, previous.pruned)
         broke = prefix_break(then, now, previous_tokens=measured.tokens, mutated=bool(ask.mutations))
     await _remember_prefix(database, tenant_id, ask.session_id, params, built, now)
     return ChatAnswer(built, report, asked.agent, broke)
+
+
+class _Resolved(NamedTuple):
+    model: str
+    asked: Asked
+    params: str
+    """The request parameters' hash (``_params_hash``)."""
+    previous: PromptPrefixRecord | None
+    """The prefix the previous request of the same parameters remembered."""
+
+
+async def _resolve(
+    ask: ChatAsk, tenant_id: str, connection: AsyncConnection, session: SessionRecord, run: RunRecord | None
+) -> _Resolved:
+    """What the run, then the session, fill in, and the remembered prefix: read in the session's snapshot."""
+    model = ask.model or run_model(run, ask.provider) or session_model(session, ask.provider, None)[1]
+    if not model:
+        raise InvalidInput("model: required unless the run or the session names one", field="model")
+    asked = asked_of(ask, run)
+    params = _params_hash(ask, model, asked)
+    return _Resolved(
+        model, asked, params, await PromptPrefixRepository(connection, tenant_id).get(ask.session_id, params)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +232,7 @@ async def _remember_prefix(
     record = PromptPrefixRecord(
         prefix.units, prefix.digest, prefix.length, prefix.total_length, now.revision, now.boundary_id, now.pruned
     )
-    async with database.transaction() as connection:
+    async with database.single_write() as connection:
         await PromptPrefixRepository(connection, tenant_id).put(session_id, params, record)
 
 

@@ -15,7 +15,7 @@ from app.context.window import ContextWindow
 from app.engine.tokens import estimate_tokens
 from app.projections.types import Projection, ProjectionContext
 from app.services.context_config import threshold_policy
-from app.services.heavy_work import content_weight, run_within
+from app.services.heavy_work import run_within
 from app.services.snapshots import SessionSnapshot, load_snapshot, session_model
 from app.services.window_reuse import WindowReuse
 from app.settings import Settings
@@ -47,10 +47,9 @@ async def report_context(
     resolved = await window_size(snapshot, ctx, windows)
     if max_output_tokens is None:
         max_output_tokens = default_max_output_tokens(bundled_catalog(), ctx.provider, ctx.model)
-    weight = content_weight(message.content for message in snapshot.messages)
     return await run_within(
         settings.view_timeout_seconds,
-        weight,
+        snapshot.weight,
         count_context,
         snapshot,
         ctx,

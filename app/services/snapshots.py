@@ -6,7 +6,11 @@ kept from an earlier request is extended by the messages appended since, when th
 else changed (``app.services.window_reuse``).
 """
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.engine.message import EngineMessage
 from app.engine.model_ref import model_ref, provider_family
@@ -30,6 +34,13 @@ class SessionSnapshot:
     """The live history (from the newest complete compaction on), or every message when the boundary is off."""
     run_models: dict[str, object]
     """Each run's model reference as stored (``provider/modelId``, a bare id or opencode's object)."""
+    weight: int = 0
+    """The messages' ``heavy_work.content_weight``: a kept window's own plus that of the messages since."""
+
+
+T = TypeVar("T")
+AlsoRead = Callable[[AsyncConnection, SessionRecord, RunRecord | None], Awaitable[T]]
+"""What a use case reads besides, given the session and run read: in the same snapshot and checkout."""
 
 
 async def load_snapshot(
@@ -41,30 +52,62 @@ async def load_snapshot(
     apply_compact_boundary: bool = True,
     reuse: WindowReuse | None = None,
 ) -> SessionSnapshot:
+    snapshot, _ = await load_snapshot_with(
+        database,
+        tenant_id,
+        session_id,
+        _nothing,
+        run_id=run_id,
+        apply_compact_boundary=apply_compact_boundary,
+        reuse=reuse,
+    )
+    return snapshot
+
+
+async def _nothing(_connection: AsyncConnection, _session: SessionRecord, _run: RunRecord | None) -> None:
+    return None
+
+
+async def load_snapshot_with(
+    database: Database,
+    tenant_id: str,
+    session_id: str,
+    also: AlsoRead[T],
+    *,
+    run_id: str | None = None,
+    apply_compact_boundary: bool = True,
+    reuse: WindowReuse | None = None,
+) -> tuple[SessionSnapshot, T]:
+    """The snapshot, and what ``also`` reads once the session and run are known (an error it raises comes
+    before the window is read)."""
     async with database.reading() as connection:
-        session = await SessionRepository(connection, tenant_id).get(session_id)
-        if session is None:
+        read = await SessionRepository(connection, tenant_id).get_with_live_start(session_id)
+        if read is None:
             raise NotFound(f"sessionId: session '{session_id}' does not exist", field="sessionId")
+        session, live_start = read
         runs = RunRepository(connection, tenant_id)
         run = None
         if run_id is not None:
             run = await runs.get(session_id, run_id)
             if run is None:
                 raise NotFound(f"runId: run '{run_id}' does not exist in session '{session_id}'", field="runId")
+        found = await also(connection, session, run)
         repository = MessageRepository(connection, tenant_id)
         key = WindowKey(tenant_id, session_id, apply_compact_boundary)
         if reuse is None or reuse.capacity <= 0:
             messages, stamp, kept = await _window(repository, key), None, None
         else:
-            stamp = stamp_of(session, await repository.stored_live_start(session_id))
+            stamp = stamp_of(session, live_start)
             kept = reuse.usable(key, stamp, session.last_seq)
             messages = await _extended(repository, key, kept, session.last_seq)
         run_models = await runs.models(session_id)
+    fresh = content_weight(message.content for message in messages[len(kept.messages) if kept else 0 :])
+    weight = fresh + (kept.weight if kept else 0)
     if reuse is not None and stamp is not None:
         # Measuring a window walks its parts: a large one (a first read) is measured in a worker thread.
-        weight = content_weight(message.content for message in messages[len(kept.messages) if kept else 0 :])
-        reuse.keep(key, stamp, session.last_seq, messages, await run_weighed(weight, window_size, messages, kept))
-    return SessionSnapshot(session, run, messages, run_models)
+        size = await run_weighed(fresh, window_size, messages, kept)
+        reuse.keep(key, stamp, session.last_seq, messages, size, weight)
+    return SessionSnapshot(session, run, messages, run_models, weight), found
 
 
 async def _window(repository: MessageRepository, key: WindowKey) -> list[EngineMessage]:

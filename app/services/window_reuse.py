@@ -63,6 +63,8 @@ class KeptWindow:
     last_seq: int
     messages: tuple[EngineMessage, ...]
     size: int
+    weight: int = 0
+    """The messages' ``heavy_work.content_weight``, so a request on the window weighs only what came since."""
 
 
 class WindowReuse:
@@ -92,10 +94,16 @@ class WindowReuse:
         return kept
 
     def keep(
-        self, key: WindowKey, stamp: WindowStamp, last_seq: int, messages: Sequence[EngineMessage], size: int
+        self,
+        key: WindowKey,
+        stamp: WindowStamp,
+        last_seq: int,
+        messages: Sequence[EngineMessage],
+        size: int,
+        weight: int = 0,
     ) -> None:
-        """Keeps ``messages``, the window at ``last_seq``, which ``size`` bytes estimate (``window_size``). A
-        window older than the one kept (a slower concurrent read) is dropped."""
+        """Keeps ``messages``, the window at ``last_seq``, which ``size`` bytes estimate (``window_size``) and
+        which weigh ``weight``. A window older than the one kept (a slower concurrent read) is dropped."""
         if self.capacity <= 0:
             return
         current = self._kept.get(key)
@@ -105,7 +113,7 @@ class WindowReuse:
             self._drop(key)
             return
         self._drop(key)
-        self._kept[key] = KeptWindow(stamp, last_seq, tuple(messages), size)
+        self._kept[key] = KeptWindow(stamp, last_seq, tuple(messages), size, weight)
         self._size += size
         while self._size > self.capacity:
             self._drop(next(iter(self._kept)))

@@ -7,7 +7,8 @@ request can say whether its payload still starts the same and, when not, why.
 
 from typing import NamedTuple
 
-from sqlalchemy import exists, func, literal, select, text
+from sqlalchemy import bindparam, exists, func, select
+from sqlalchemy.dialects.postgresql import Insert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -27,6 +28,27 @@ class PromptPrefixRecord(NamedTuple):
 _COLUMNS = tuple(prompt_prefixes.c[name] for name in PromptPrefixRecord._fields)
 
 
+def _put_statement() -> Insert:
+    """Built once: the row's values as parameters, selected only while the session exists (a session deleted
+    meanwhile keeps nothing: the row would orphan), from a one-row source that turns ``synchronous_commit``
+    off for the statement's own transaction, so the statement needs no transaction block around it."""
+    table = prompt_prefixes
+    names = ("tenant_id", "session_id", "params_hash", *PromptPrefixRecord._fields)
+    quiet = select(func.set_config("synchronous_commit", "off", True).label("quiet")).subquery("quiet")
+    session_exists = exists().where(
+        sessions.c.tenant_id == bindparam("tenant_id"), sessions.c.id == bindparam("session_id")
+    )
+    row = select(*(bindparam(name, type_=table.c[name].type) for name in names)).select_from(quiet)
+    statement = pg_insert(table).from_select(list(names), row.where(session_exists))
+    return statement.on_conflict_do_update(
+        index_elements=[table.c.tenant_id, table.c.session_id, table.c.params_hash],
+        set_={**{name: statement.excluded[name] for name in PromptPrefixRecord._fields}, "updated_at": func.now()},
+    )
+
+
+_PUT = _put_statement()
+
+
 class PromptPrefixRepository:
     def __init__(self, connection: AsyncConnection, tenant_id: str) -> None:
         self._db = connection
@@ -42,17 +64,8 @@ class PromptPrefixRepository:
         return None if row is None else PromptPrefixRecord(*row)
 
     async def put(self, session_id: str, params_hash: str, record: PromptPrefixRecord) -> None:
-        """Keeps ``record`` as the newest; a session deleted meanwhile keeps nothing (the row would orphan).
-        The commit does not wait for the disk: a row lost in a crash only costs the next request its
-        ``prefixBreak`` report, and ``/chat`` should not pay a flush for bookkeeping."""
-        await self._db.execute(text("SET LOCAL synchronous_commit TO OFF"))
-        table = prompt_prefixes
-        values = {"tenant_id": self._tenant, "session_id": session_id, "params_hash": params_hash, **record._asdict()}
-        session_exists = exists().where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
-        row = select(*(literal(value, table.c[name].type) for name, value in values.items())).where(session_exists)
-        statement = pg_insert(table).from_select(list(values), row)
-        statement = statement.on_conflict_do_update(
-            index_elements=[table.c.tenant_id, table.c.session_id, table.c.params_hash],
-            set_={**{name: statement.excluded[name] for name in record._fields}, "updated_at": func.now()},
-        )
-        await self._db.execute(statement)
+        """Keeps ``record`` as the newest, in one statement that is a whole unit of work (run it in autocommit:
+        ``Database.single_write``). Its commit does not wait for the disk: a row lost in a crash only costs
+        the next request its ``prefixBreak`` report, and ``/chat`` should not pay a flush for bookkeeping."""
+        values = {"tenant_id": self._tenant, "session_id": session_id, "params_hash": params_hash}
+        await self._db.execute(_PUT, {**values, **record._asdict()})

@@ -9,10 +9,16 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.store.escaped_text import escape_fields, unescape_record
+from app.store.live_start import LiveStart
 from app.store.records import SessionRecord, core_columns
 from app.store.tables import sessions
 
 SESSION_COLUMNS = core_columns(sessions, SessionRecord._fields)
+_LIVE_START_COLUMNS = (
+    sessions.c.compaction_boundary_seq,
+    sessions.c.compaction_summary_seq,
+    sessions.c.live_history_start_seq,
+)
 
 
 class SessionRepository:
@@ -48,6 +54,19 @@ class SessionRepository:
         statement = select(*SESSION_COLUMNS).where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
         row = (await self._db.execute(statement)).first()
         return unescape_record(SessionRecord._make(row)) if row else None
+
+    async def get_with_live_start(self, session_id: str) -> tuple[SessionRecord, LiveStart | None] | None:
+        """The session and where its live history starts as the row keeps it (``MessageRepository.
+        stored_live_start``), in one statement."""
+        statement = select(*SESSION_COLUMNS, *_LIVE_START_COLUMNS).where(
+            sessions.c.tenant_id == self._tenant, sessions.c.id == session_id
+        )
+        row = (await self._db.execute(statement)).first()
+        if row is None:
+            return None
+        record = unescape_record(SessionRecord._make(row[: len(SESSION_COLUMNS)]))
+        boundary, summary, start = row[len(SESSION_COLUMNS) :]
+        return record, None if boundary is None else LiveStart(boundary, summary, start)
 
     async def page(
         self, *, limit: int, newest_first: bool, after: tuple[datetime, str] | None

@@ -19,6 +19,8 @@ from app.projections.types import ProjectionContext
 from app.providers.registry import SUPPORTED_PROVIDERS
 from app.services.chat import ChatAsk, build_chat
 from app.services.context_report import report_context
+from app.services.heavy_work import OFF_LOOP_WEIGHT, content_weight
+from app.services.snapshots import load_snapshot
 from app.services.window_reuse import WindowReuse
 from tests.api.wire import append, assistant, new_session, tool_call, tool_result, user
 from tests.providers.test_payload_properties import MODELS, TOOLS
@@ -229,3 +231,29 @@ async def test_metrics_report_the_kept_bytes_and_the_hits(client: httpx.AsyncCli
     metrics = (await client.get("/metrics")).text
     assert 'projector_window_reuse_total{outcome="hit"}' in metrics
     assert "projector_window_reuse_bytes" in metrics
+
+
+async def test_a_reused_window_weighs_what_the_whole_window_read_afresh_weighs(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    """The kept window carries its weight: a request on it weighs only the messages since, and still runs its
+    build in a worker thread exactly when the whole window is heavy (neither part is, alone). Weighing stops
+    once heavy, so a heavy weight is only known to be heavy."""
+    reuse = WindowReuse(64 * 1024 * 1024)
+    database = app.state.database
+    await new_session(client, "heavy")
+
+    async def weights(added: int) -> tuple[int, int]:
+        for n in range(added):
+            await append(client, "heavy", user(f"{n}" * 300_000))
+        kept = await load_snapshot(database, DEFAULT_TENANT, "heavy", reuse=reuse)
+        fresh = await load_snapshot(database, DEFAULT_TENANT, "heavy")
+        assert fresh.weight == content_weight(message.content for message in fresh.messages)
+        return kept.weight, fresh.weight
+
+    assert await weights(5) == (1465, 1465)
+    assert await weights(1) == (1758, 1758)
+    assert reuse.hits == 1
+    kept, fresh = await weights(2)
+    assert reuse.hits == 2
+    assert kept >= OFF_LOOP_WEIGHT and fresh >= OFF_LOOP_WEIGHT
