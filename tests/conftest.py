@@ -21,6 +21,9 @@ from app.settings import Settings
 from app.store import migrations
 from tests.database import as_served, create_database, drop_database, server_url
 
+pytest_plugins = ["tests.statements"]
+"""Fixtures more than one folder uses, kept beside their helpers."""
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:

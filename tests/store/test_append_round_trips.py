@@ -2,31 +2,18 @@
 concurrent appends of one id still store it once."""
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import asyncpg
 import httpx
-import pytest
-from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
-from sqlalchemy import event
 
 from app.api.auth import DEFAULT_TENANT, LOCAL_PRINCIPAL
-from app.main import create_app
 from app.services.intake import MessageInput, prepare_batch
 from app.store.messages import MessageRepository
 from tests.api.wire import append, assistant, new_session, tool_call, tool_result, user
-from tests.conftest import settings_for_tests
 from tests.database import plain_dsn
-
-
-@pytest.fixture
-async def one_connection_app(database_url: str) -> AsyncIterator[FastAPI]:
-    """An app whose pool holds one connection, so every statement a request sends passes one logger."""
-    application = create_app(settings_for_tests(pool_size=1, pool_max_overflow=0), database_url=database_url)
-    async with LifespanManager(application):
-        yield application
+from tests.statements import statements_sent
 
 
 async def test_a_single_message_append_is_one_statement_and_one_round_trip_on_the_wire(
@@ -36,30 +23,12 @@ async def test_a_single_message_append_is_one_statement_and_one_round_trip_on_th
     prepared statements its query logger does not see) and asyncpg's query logger (raw driver statements,
     and the BEGIN, COMMIT and ping the adapter sends). On main this was ten: the pool's ping (BEGIN, ";",
     ROLLBACK), BEGIN, the lock, the id check, the insert, the session update, the notice and COMMIT."""
-    sent: list[str] = []
-    engine = one_connection_app.state.database.engine
-    async with engine.connect() as connection:
-        raw = (await connection.get_raw_connection()).driver_connection
-    assert raw is not None
-
-    def log_query(record: asyncpg.connection.LoggedQuery) -> None:
-        sent.append(record.query)
-
-    def log_cursor(_connection: object, _cursor: object, statement: str, *_args: object) -> None:
-        sent.append(statement)
-
-    raw.add_query_logger(log_query)
-    event.listen(engine.sync_engine, "before_cursor_execute", log_cursor)
     transport = httpx.ASGITransport(app=one_connection_app)
-    try:
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
-            await new_session(http, "w")
-            await append(http, "w", user("the first use of the statement on this connection", id="m0"))
-            sent.clear()
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        await new_session(http, "w")
+        await append(http, "w", user("the first use of the statement on this connection", id="m0"))
+        async with statements_sent(one_connection_app) as sent:
             response = await append(http, "w", user("one more", id="m1"))
-    finally:
-        raw.remove_query_logger(log_query)
-        event.remove(engine.sync_engine, "before_cursor_execute", log_cursor)
     assert response.status_code == 201
     appended = [statement for statement in sent if "INSERT INTO messages" in statement]
     assert len(appended) == 1, sent
