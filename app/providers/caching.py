@@ -26,7 +26,6 @@ created) is passed through. Pure.
 
 import hashlib
 import hmac
-import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -158,10 +157,14 @@ def _head_keys(provider: str) -> tuple[str, ...]:
             return ("system", "tools")
 
 
+def history_key(provider: str) -> str:
+    """The key of the payload's turns or items."""
+    return {"openai-responses": "input", "gemini": "contents"}.get(provider, "messages")
+
+
 def history_units(provider: str, payload: Mapping[str, Any]) -> list[Any]:
     """The payload's turns or items, in order."""
-    key = {"openai-responses": "input", "gemini": "contents"}.get(provider, "messages")
-    units = payload.get(key)
+    units = payload.get(history_key(provider))
     return units if isinstance(units, list) else []
 
 
@@ -231,15 +234,40 @@ class PromptPrefix:
 
 
 @dataclass(frozen=True, slots=True)
+class PrefixResume:
+    """Where measuring a payload can start instead of at its head: the digest's state after the head and the
+    first ``units`` history units, and what measuring them found. Valid for a payload whose head and first
+    ``units`` units are those measured (a later turn's payload, which only appends changed)."""
+
+    units: int
+    state: Any
+    """The sha256 object after the head and the first ``units`` units (copied before each use)."""
+    length: int
+    """Bytes hashed: the head's and the units'."""
+    head_lengths: tuple[int, ...]
+    unit_lengths: tuple[int, ...]
+    units_json: tuple[bytes, ...]
+
+
+class CannotResume(ValueError):
+    """The measure asked for reaches back before where the resume starts."""
+
+
+@dataclass(frozen=True, slots=True)
 class Measured:
-    """One pass over a payload: its stable prefix, whether it starts with an earlier one, and each piece's
-    size (head pieces, then history units), which placing breakpoints reads instead of serializing again."""
+    """One pass over a payload: its stable prefix, whether it starts with an earlier one, each piece's size
+    (head pieces, then history units), which placing breakpoints reads instead of serializing again, and each
+    history unit encoded, which the response sends instead of encoding the payload again."""
 
     prefix: PromptPrefix
     unchanged: bool | None
     """Whether the payload starts with the ``previous`` prefix given (``None``: none was given)."""
     head_lengths: tuple[int, ...]
     unit_lengths: tuple[int, ...]
+    units_json: list[bytes]
+    """Each history unit as JSON, before any cache mark was placed."""
+    resume: PrefixResume | None = None
+    """Where a later measure can start (``keep_at``), when one was asked for."""
 
 
 def measure_prefix(
@@ -249,43 +277,68 @@ def measure_prefix(
     *,
     head: bool = True,
     previous: PromptPrefix | None = None,
+    resume: PrefixResume | None = None,
+    keep_at: int | None = None,
 ) -> Measured:
     """The prefix of ``units`` history units (the stable ones when ``None``), after the head (tools, system)
     unless ``head`` is false: with no conversation yet, a system note still joins the system text, and nothing
     is settled. Each piece is serialized once (key order counts) and hashed once, ``previous``'s prefix read
     off on the way. Marks a cache policy places (``cache_control``, ``cacheControl``) are not part of it:
-    measure before they are placed."""
+    measure before they are placed. ``resume`` starts after the units an earlier measure of the same head and
+    units covered (``CannotResume`` when a point asked for lies before them); ``keep_at`` asks for the
+    ``PrefixResume`` after that many units."""
     history = history_units(provider, payload)
     units = min(stable_units(provider, payload) if units is None else units, len(history))
-    heads = [payload.get(key) for key in _head_keys(provider)] if head else []
     compared = None if previous is None or previous.length == 0 else previous.units
     if compared is not None and compared > len(history):
         compared = None  # fewer units than the previous prefix held: it cannot be unchanged
-    wanted = {len(heads) + units, len(heads) + (compared or 0)}
-    hashed = len(heads) + max(units, compared or 0)
-    digest = hashlib.sha256()
-    length = 0
-    at: dict[int, tuple[str, int]] = {}
-    lengths: list[int] = []
-    # One piece at a time, each serialized and let go: holding a long history's bytes costs more than hashing.
-    for n, piece in enumerate(itertools.chain(heads, history)):
+    wanted = {units} | {point for point in (compared, keep_at) if point is not None and point <= len(history)}
+    if resume is None:
+        digest, start, length = hashlib.sha256(), 0, 0
+        head_lengths: tuple[int, ...] = ()
+        lengths: list[int] = []
+        encoded: list[bytes] = []
+        for piece in [payload.get(key) for key in _head_keys(provider)] if head else []:
+            data = orjson.dumps(piece)
+            head_lengths += (len(data),)
+            _hash_piece(digest, data)
+            length += len(data)
+    else:
+        if min(wanted) < resume.units:
+            raise CannotResume(f"a point before unit {resume.units} was asked for")
+        digest, start, length = resume.state.copy(), resume.units, resume.length
+        head_lengths, lengths, encoded = resume.head_lengths, list(resume.unit_lengths), list(resume.units_json)
+    hashed = max(wanted)
+    at: dict[int, tuple[Any, int]] = {}
+    for n in range(start, len(history)):
         if n in wanted:
-            at[n] = (digest.hexdigest(), length)
-        data = orjson.dumps(piece)
+            at[n] = (digest.copy(), length)
+        data = orjson.dumps(history[n])
         lengths.append(len(data))
+        encoded.append(data)
         if n < hashed:
-            digest.update(len(data).to_bytes(8, "big"))
-            digest.update(data)
+            _hash_piece(digest, data)
             length += len(data)
     if hashed in wanted:
-        at[hashed] = (digest.hexdigest(), length)
-    mine, mine_length = at[len(heads) + units]
-    prefix = PromptPrefix(units, mine, mine_length, sum(lengths))
+        at[hashed] = (digest, length)
+    head_length = sum(head_lengths)
+    prefix = PromptPrefix(units, at[units][0].hexdigest(), at[units][1], head_length + sum(lengths))
     unchanged: bool | None = None
     if previous is not None:
-        found = at.get(len(heads) + compared) if compared is not None else None
-        unchanged = previous.length == 0 or (found is not None and found[0] == previous.digest)
-    return Measured(prefix, unchanged, tuple(lengths[: len(heads)]), tuple(lengths[len(heads) :]))
+        found = at.get(compared) if compared is not None else None
+        unchanged = previous.length == 0 or (found is not None and found[0].hexdigest() == previous.digest)
+    kept = None
+    if keep_at is not None and keep_at in at:
+        state, kept_length = at[keep_at]
+        kept = PrefixResume(
+            keep_at, state.copy(), kept_length, head_lengths, tuple(lengths[:keep_at]), tuple(encoded[:keep_at])
+        )
+    return Measured(prefix, unchanged, head_lengths, tuple(lengths), encoded, kept)
+
+
+def _hash_piece(digest: Any, data: bytes) -> None:
+    digest.update(len(data).to_bytes(8, "big"))
+    digest.update(data)
 
 
 def prompt_prefix(
@@ -316,35 +369,45 @@ class CacheTarget:
     """OpenAI's ``prompt_cache_key`` (``prompt_cache_key()``), or ``None`` for none."""
 
 
+@dataclass(frozen=True, slots=True)
+class Placed:
+    names: list[str]
+    """The breakpoints placed, in order."""
+    units: set[int]
+    """The history units a mark went into."""
+
+
 def place_breakpoints(
     provider: str, model: str, payload: dict[str, Any], target: CacheTarget, measured: Measured
-) -> list[str]:
-    """Marks the payload in place as ``target.policy`` asks; returns the breakpoints placed, in order."""
+) -> Placed:
+    """Marks the payload as ``target.policy`` asks. Only ``payload`` itself and its history list are edited:
+    a marked unit, block or tool list is a copy, so the units a later turn's payload reuses stay unmarked."""
     policy = target.policy
+    placed = Placed([], set())
     if not policy.on:
-        return []
+        return placed
     if provider in ("openai", "openai-responses"):
         if target.cache_key is not None:
             payload["prompt_cache_key"] = target.cache_key
-        return []
+        return placed
     if provider == "gemini":
         if policy.cached_content is not None:
             payload["cachedContent"] = policy.cached_content
-        return []
+        return placed
     if not takes_breakpoints(provider, model):
-        return []
+        return placed
     minimum = target.min_tokens if target.min_tokens is not None else min_cacheable_tokens(model)
     mark: dict[str, Any] = {"type": "ephemeral"}
     if policy.ttl == "1h":
         mark["ttl"] = "1h"
     places = _places(provider, payload, policy.breakpoints, target.summary_text, measured)
-    placed: list[str] = []
-    marked: set[tuple[int, Any]] = set()
-    for name, tokens, container, key in places[:MAX_BREAKPOINTS]:
-        if tokens < minimum or (id(container), key) in marked:
+    marked: set[tuple[str, int, Any]] = set()
+    for name, tokens, where, key in places[:MAX_BREAKPOINTS]:
+        if tokens < minimum or (*where, key) in marked:
             continue
-        marked.add((id(container), key))
-        if container is _SYSTEM:
+        marked.add((*where, key))
+        container = _writable(provider, payload, where)
+        if where == _SYSTEM:
             container, key = _system_block(provider, payload)
         # A copy: the adapters pass parts on as the model view gave them, and those are never edited in place.
         block = dict(container[key])
@@ -355,15 +418,34 @@ def place_breakpoints(
             options["anthropic"] = {**(options.get("anthropic") or {}), "cacheControl": dict(mark)}
             block["providerOptions"] = options
         container[key] = block
-        placed.append(name)
+        placed.names.append(name)
+        if where[0] == "unit":
+            placed.units.add(where[1])
     return placed
 
 
-_Place = tuple[str, int, Any, Any]
-"""A breakpoint: its name, the prefix's tokens up to and including the block, and where the block is (a list
-and an index, or a dict and a key)."""
-_SYSTEM: list[Any] = []
+_Where = tuple[str, int]
+"""Where a block is: ``("tools", 0)``, ``_SYSTEM``, or ``("unit", n)`` (the content of history unit ``n``)."""
+_Place = tuple[str, int, _Where, Any]
+"""A breakpoint: its name, the prefix's tokens up to and including the block, where the block is and its
+index or key there."""
+_TOOLS: _Where = ("tools", 0)
+_SYSTEM: _Where = ("system", 0)
 """Stands for the system prompt's place, made only when a mark goes on it (``_system_block``)."""
+
+
+def _writable(provider: str, payload: dict[str, Any], where: _Where) -> Any:
+    """The list or dict holding the block at ``where``, copied into ``payload`` the first time it is marked."""
+    kind, n = where
+    if kind == "tools":
+        tools = payload["tools"]
+        payload["tools"] = copied = list(tools) if isinstance(tools, list) else dict(tools)
+        return copied
+    if kind == "unit":
+        units = payload[history_key(provider)]
+        unit = units[n] = {**units[n], "content": list(units[n]["content"])}
+        return unit["content"]
+    return None
 
 
 def _places(
@@ -377,26 +459,30 @@ def _places(
     if tools:
         seen += len(orjson.dumps(tools)) // BYTES_PER_TOKEN
         if "tools" in wanted:
-            places.append(("tools", seen, tools, len(tools) - 1 if anthropic else list(tools)[-1]))
+            places.append(("tools", seen, _TOOLS, len(tools) - 1 if anthropic else list(tools)[-1]))
     system = payload.get("system")
     if system:
         seen += len(orjson.dumps(system)) // BYTES_PER_TOKEN
         if "system" in wanted:
             places.append(("system", seen, _SYSTEM, 0))
     stable = measured.prefix.units
-    for n, unit in enumerate(units[:stable]):
-        seen += measured.unit_lengths[n] // BYTES_PER_TOKEN
-        content = unit.get("content")
+    lengths = measured.unit_lengths
+    counted = 0
+    # Only the first two units (where the summary opens the live history) and the last stable one take marks.
+    for n in sorted(n for n in {0, 1, stable - 1} if 0 <= n < stable):
+        seen += sum(length // BYTES_PER_TOKEN for length in lengths[counted : n + 1])
+        counted = n + 1
+        content = units[n].get("content")
         if not isinstance(content, list):
             continue
-        if "summary" in wanted and summary is not None and n < 2:  # the summary opens the live history
+        if "summary" in wanted and summary is not None and n < 2:
             found = next((k for k, b in enumerate(content) if _is_text(b) and b.get("text") == summary), None)
             if found is not None:
-                places.append(("summary", seen, content, found))
+                places.append(("summary", seen, ("unit", n), found))
         if "history" in wanted and n == stable - 1:
             last = next((k for k in range(len(content) - 1, -1, -1) if _cacheable(content[k], anthropic)), None)
             if last is not None:
-                places.append(("history", seen, content, last))
+                places.append(("history", seen, ("unit", n), last))
     return places
 
 

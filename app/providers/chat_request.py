@@ -11,13 +11,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import orjson
+
 from app.engine.kinds import Kind
 from app.projections.types import Diagnostics, ProjectedMessage, Projection
 from app.providers.caching import (
     CacheTarget,
+    Placed,
+    PrefixResume,
     PromptPrefix,
     answered_tail,
     check_cache,
+    history_key,
+    history_units,
     measure_prefix,
     place_breakpoints,
     stable_units,
@@ -47,6 +53,33 @@ class ChatRequest:
     """The cache breakpoints placed, by name (``app.providers.caching``)."""
     unchanged: bool | None = None
     """Whether the payload starts with the ``previous`` prefix given (``None``: none was given)."""
+    history_json: list[bytes] | None = None
+    """The payload's history units, each encoded as JSON, marks included: measuring the prefix encodes them
+    anyway, and a long history's encoding is most of what sending the payload costs."""
+
+    def encoded_payload(self) -> dict[str, Any]:
+        """The payload with its history as encoded JSON, for orjson to write without encoding it again."""
+        key = history_key(self.provider)
+        if self.history_json is None or not isinstance(self.payload.get(key), list):
+            return self.payload
+        return {**self.payload, key: list(map(orjson.Fragment, self.history_json))}
+
+
+@dataclass(slots=True)
+class Draft:
+    """A payload before its prefix is measured and marked. Never edited once made: finishing works on a copy,
+    so a later turn may splice its units."""
+
+    provider: str
+    model: str
+    payload: dict[str, Any]
+    diagnostics: Diagnostics
+    answered: bool
+    """Whether the settled conversation ends on what really answers its last assistant turn (``answered_tail``)."""
+    talked: bool
+    """Whether anything but system text is sent (else the head is not part of the prefix)."""
+    summary_text: str | None
+    """The compaction summary as the model view sends it, where a cache mark may go."""
 
 
 def build_chat_request(
@@ -68,6 +101,35 @@ def build_chat_request(
     opencode's tools map (``{"bash": true, "edit": false}``), which leaves switched-off tools out of ``tools``.
     ``cache``: the cache policy and what placing it needs; ``None`` places nothing. ``previous``: the stable
     prefix of the previous request of the same parameters, to say whether this payload still starts with it."""
+    draft = draft_chat_request(
+        projection,
+        provider=provider,
+        model=model,
+        system=system,
+        tools=tools,
+        mutations=mutations,
+        max_output_tokens=max_output_tokens,
+        settings=settings,
+        tool_switches=tool_switches,
+        cache=cache,
+    )
+    return finish_chat_request(draft, cache=cache, previous=previous).request
+
+
+def draft_chat_request(
+    projection: Projection | Sequence[ProjectedMessage],
+    *,
+    provider: str,
+    model: str,
+    system: str | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    mutations: Sequence[Mutation] | Sequence[Mapping[str, Any]] | None = None,
+    max_output_tokens: int | None = None,
+    settings: RequestSettings = NO_SETTINGS,
+    tool_switches: Mapping[str, bool] | None = None,
+    cache: CacheTarget | None = None,
+) -> Draft:
+    """``build_chat_request`` up to the payload: checks, mutations, serializer, settle and adapter."""
     adapter_for(provider)
     check_model(model)
     definitions, switched_off = switch_tools(parse_tools(tools), tool_switches or {})
@@ -99,15 +161,62 @@ def build_chat_request(
         settings=settings,
     )
     diagnostics.repairs.extend(mutation_repairs + serializer_repairs + repairs)
-    answered = answered_tail(settled.messages)
-    talked = any(message["role"] != "system" for message in chat_messages)
-    stable = stable_units(provider, payload, answered=answered)
-    measured = measure_prefix(provider, payload, stable, head=talked, previous=previous)
-    placed: list[str] = []
+    return Draft(
+        provider,
+        model,
+        payload,
+        diagnostics,
+        answered=answered_tail(settled.messages),
+        talked=any(message["role"] != "system" for message in chat_messages),
+        summary_text=_summary_text(mutated),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    request: ChatRequest
+    resume: PrefixResume | None
+    """Where measuring a later turn's payload may start (``finish_chat_request``'s ``keep_at``)."""
+
+
+def finish_chat_request(
+    draft: Draft,
+    *,
+    cache: CacheTarget | None = None,
+    previous: PromptPrefix | None = None,
+    resume: PrefixResume | None = None,
+    keep_at: int | None = None,
+) -> Finished:
+    """The draft's payload with its stable prefix measured and its cache marks placed, on a copy of the draft.
+    ``resume``: measuring starts there (``app.providers.caching.measure_prefix``, which raises
+    ``CannotResume`` when it cannot); ``keep_at``: where a later measure may start."""
+    provider, key = draft.provider, history_key(draft.provider)
+    payload = dict(draft.payload)
+    if isinstance(payload.get(key), list):
+        payload[key] = list(payload[key])
+    stable = stable_units(provider, payload, answered=draft.answered)
+    measured = measure_prefix(
+        provider, payload, stable, head=draft.talked, previous=previous, resume=resume, keep_at=keep_at
+    )
+    placed = Placed([], set())
     if cache is not None:
-        cache = replace(cache, summary_text=_summary_text(mutated))
-        placed = place_breakpoints(provider, model, payload, cache, measured)
-    return ChatRequest(provider, model, payload, diagnostics, measured.prefix, placed, measured.unchanged)
+        target = replace(cache, summary_text=draft.summary_text)
+        placed = place_breakpoints(provider, draft.model, payload, target, measured)
+    history = measured.units_json
+    units = history_units(provider, payload)
+    for marked in placed.units:
+        history[marked] = orjson.dumps(units[marked])
+    request = ChatRequest(
+        provider,
+        draft.model,
+        payload,
+        draft.diagnostics,
+        measured.prefix,
+        placed.names,
+        measured.unchanged,
+        history,
+    )
+    return Finished(request, measured.resume)
 
 
 def _summary_text(messages: Sequence[ProjectedMessage]) -> str | None:

@@ -204,6 +204,22 @@ async def test_every_provider_payload_passes_its_checks_with_each_change_reporte
     assert repaired == (surrogates | nuls if provider in ("openai", "openai-responses", "ai-sdk") else surrogates)
 
 
+async def test_a_chat_answer_holding_an_unpaired_surrogate_beside_its_payload_is_written_whole(
+    client: httpx.AsyncClient,
+) -> None:
+    """The payload's history goes out as measuring encoded it; the agent's name beside it, which only the
+    standard library writes, must not cost the answer its payload."""
+    await stored_session(client)
+    ask = {"sessionId": "s1", "provider": "anthropic", "model": PROVIDERS["anthropic"], "agent": "plan \ud800"}
+    response = await client.post("/chat", **as_json(ask))
+    assert response.status_code == 200, response.text
+    body = exact(response)
+    without_agent = await client.post("/chat", json={key: value for key, value in ask.items() if key != "agent"})
+    assert body["agent"] == "plan \ud800"
+    assert body["payload"] == without_agent.json()["payload"]
+    assert problems("anthropic", body["payload"], model=PROVIDERS["anthropic"]) == []
+
+
 async def test_session_and_run_fields_are_kept_exactly(client: httpx.AsyncClient) -> None:
     session = {"id": "s2", "title": "cat a.bin \x00 \ud83d", "metadata": {"cwd\x00": LONE_LOW}, "model": "m\x00"}
     created = await client.post("/sessions", **as_json(session))

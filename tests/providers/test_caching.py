@@ -2,6 +2,7 @@
 
 from typing import Any
 
+import orjson
 import pytest
 
 from app.engine.promotion import promote
@@ -16,7 +17,7 @@ from app.providers.caching import (
     parse_cache,
     prompt_cache_key,
 )
-from app.providers.chat_request import ChatRequest, build_chat_request
+from app.providers.chat_request import ChatRequest, build_chat_request, draft_chat_request, finish_chat_request
 from tests import builders as b
 from tests.providers.payload_check import problems
 
@@ -170,3 +171,16 @@ def test_breakpoints_a_target_cannot_take_are_refused(provider: str, model: str,
     with pytest.raises(InvalidCache) as raised:
         _build(provider, model, CacheTarget(parse_cache(value)))
     assert raised.value.extensions["field"] == field
+
+
+def test_finishing_a_draft_marks_copies_and_leaves_the_draft_as_it_was() -> None:
+    """A later turn splices the units of this turn's draft: a cache mark must never reach them."""
+    model = "claude-sonnet-4-5"
+    view = project(View.MODEL, _history(summary=True), ProjectionContext(provider="anthropic", model=model))
+    draft = draft_chat_request(view, provider="anthropic", model=model, system=LONG, tools=TOOLS)
+    before = orjson.dumps(draft.payload)
+    first = finish_chat_request(draft, cache=CacheTarget(AUTO)).request
+    second = finish_chat_request(draft, cache=CacheTarget(AUTO)).request
+    assert first.breakpoints == ["tools", "system", "summary", "history"]
+    assert orjson.dumps(draft.payload) == before
+    assert orjson.dumps(first.payload) == orjson.dumps(second.payload) != before
