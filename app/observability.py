@@ -24,7 +24,13 @@ WINDOW_REUSE = Counter(
     "Model-side reads (/chat, the context report) that extended a kept window (hit) or read it whole (miss)",
     ["outcome"],
 )
-WINDOW_REUSE_BYTES = Gauge("projector_window_reuse_bytes", "Estimated memory the kept windows hold")
+WINDOW_REUSE_BYTES = Gauge("projector_window_reuse_bytes", "Estimated memory the kept windows and turns hold")
+TURN_SPLICES = Counter(
+    "projector_chat_builds_total",
+    "/chat builds that ran the pipeline on the last turn only, after what the previous turn kept (spliced), or"
+    " on the whole window (built)",
+    ["outcome"],
+)
 
 _STANDARD_ATTRIBUTES = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
 

@@ -85,10 +85,11 @@ def to_anthropic(
             repairs.append(Repair("media-moved", "anthropic: assistant media moved to the next user turn"))
             _add(turns, "user", [_media_block(item, repairs) for item in pending_media], repairs)
             pending_media = []
-    if turns and turns[0]["role"] != "user":
+    if turns and turns[0]["role"] != "user" and settled.opens_conversation:
         turns.insert(0, {"role": "user", "content": [{"type": "text", "text": START}]})
-        repairs.append(
-            Repair("starts-on-assistant", f"anthropic: added a user turn {START!r} before the first assistant turn")
+        # Listed first, where the turn goes: what follows is listed message by message.
+        repairs.insert(
+            0, Repair("starts-on-assistant", f"anthropic: added a user turn {START!r} before the first assistant turn")
         )
     payload: dict[str, Any] = {
         "model": model,

@@ -9,12 +9,12 @@ The HTTP layer loads the session, projects the model view (with ``ProjectionCont
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from app.engine.kinds import Kind
-from app.projections.types import Diagnostics, ProjectedMessage, Projection
+from app.projections.types import Diagnostics, ProjectedMessage, Projection, Repair
 from app.providers.caching import (
     CacheTarget,
     Placed,
@@ -65,6 +65,21 @@ class ChatRequest:
         return {**self.payload, key: list(map(orjson.Fragment, self.history_json))}
 
 
+class RepairStages(NamedTuple):
+    """``Diagnostics.repairs`` by the step that made them. The serializer and the adapter walk the messages
+    once, in order (the adapter then adds what concerns the whole payload), so theirs follow the messages; the
+    model view and settle make several passes, and the mutations apply where they point."""
+
+    view: tuple[Repair, ...]
+    mutations: tuple[Repair, ...]
+    serializer: tuple[Repair, ...]
+    settle: tuple[Repair, ...]
+    adapter: tuple[Repair, ...]
+
+    def flat(self) -> list[Repair]:
+        return [repair for stage in self for repair in stage]
+
+
 @dataclass(slots=True)
 class Draft:
     """A payload before its prefix is measured and marked. Never edited once made: finishing works on a copy,
@@ -74,6 +89,8 @@ class Draft:
     model: str
     payload: dict[str, Any]
     diagnostics: Diagnostics
+    repair_stages: RepairStages
+    """``diagnostics.repairs`` by the step that made them."""
     answered: bool
     """Whether the settled conversation ends on what really answers its last assistant turn (``answered_tail``)."""
     talked: bool
@@ -128,8 +145,11 @@ def draft_chat_request(
     settings: RequestSettings = NO_SETTINGS,
     tool_switches: Mapping[str, bool] | None = None,
     cache: CacheTarget | None = None,
+    continues: bool = False,
 ) -> Draft:
-    """``build_chat_request`` up to the payload: checks, mutations, serializer, settle and adapter."""
+    """``build_chat_request`` up to the payload: checks, mutations, serializer, settle and adapter.
+    ``continues``: the messages follow a start built apart (a later turn's tail), which no first turn is made
+    up for."""
     adapter_for(provider)
     check_model(model)
     definitions, switched_off = switch_tools(parse_tools(tools), tool_switches or {})
@@ -152,21 +172,30 @@ def draft_chat_request(
             f"tools {', '.join(switched_off)} left out: the run's tools map turns them off"
         )
     chat_messages, serializer_repairs = to_chat_messages(mutated, system=system, remove_nul=remove_nul)
-    payload, repairs, settled = build_settled(
+    built = build_settled(
         provider,
         chat_messages,
         model=model,
         tools=definitions,
         max_output_tokens=max_output_tokens,
         settings=settings,
+        continues=continues,
     )
-    diagnostics.repairs.extend(mutation_repairs + serializer_repairs + repairs)
+    stages = RepairStages(
+        tuple(diagnostics.repairs),
+        tuple(mutation_repairs),
+        tuple(serializer_repairs),
+        tuple(built.settle_repairs),
+        tuple(built.adapter_repairs),
+    )
+    diagnostics.repairs = stages.flat()
     return Draft(
         provider,
         model,
-        payload,
+        built.payload,
         diagnostics,
-        answered=answered_tail(settled.messages),
+        stages,
+        answered=answered_tail(built.settled.messages),
         talked=any(message["role"] != "system" for message in chat_messages),
         summary_text=_summary_text(mutated),
     )

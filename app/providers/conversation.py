@@ -44,6 +44,9 @@ class Settled:
     """The leading system text (request prompt and leading system notes); later notes stay in ``messages``."""
     messages: list[Message]
     """ChatMessages keeping the promises above, in order; the leading system message is in ``system``."""
+    opens_conversation: bool = True
+    """False for messages that continue a conversation whose start is built apart (a later turn's tail,
+    ``app.services.turn_splice``): an adapter then makes up no first user turn before them."""
 
 
 def settle(messages: Sequence[ChatMessage], *, prefill: bool = False) -> tuple[Settled, list[Repair]]:

@@ -69,9 +69,10 @@ def to_gemini(
                 _add(contents, "user", responses + media, repairs)
             case other:
                 unsettled("gemini", f"a {other!r} message")
-    if contents and contents[0]["role"] != "user":
+    if contents and contents[0]["role"] != "user" and settled.opens_conversation:
         contents.insert(0, {"role": "user", "parts": [{"text": START}]})
-        repairs.append(Repair("starts-on-model", f"gemini: added a user turn {START!r} before the first model turn"))
+        # Listed first, where the turn goes: what follows is listed message by message.
+        repairs.insert(0, Repair("starts-on-model", f"gemini: added a user turn {START!r} before the first model turn"))
     payload: dict[str, Any] = {"contents": contents}
     if settled.system:
         payload["systemInstruction"] = {"parts": [{"text": settled.system}]}

@@ -5,7 +5,8 @@ provider's adapter. It never does I/O and never decides which messages go in.
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from app.projections.types import Repair
 from app.providers.ai_sdk import to_ai_sdk
@@ -58,10 +59,17 @@ def build_payload(
     puts the request's prompt there), later ones are notes each adapter places as its provider allows.
     ``settings``: the reasoning effort, structured output and prefill the request asks for.
     """
-    payload, repairs, _ = build_settled(
+    built = build_settled(
         provider, chat_messages, model=model, tools=tools, max_output_tokens=max_output_tokens, settings=settings
     )
-    return payload, repairs
+    return built.payload, built.settle_repairs + built.adapter_repairs
+
+
+class SettledPayload(NamedTuple):
+    payload: dict[str, Any]
+    settle_repairs: list[Repair]
+    adapter_repairs: list[Repair]
+    settled: Settled
 
 
 def build_settled(
@@ -72,9 +80,11 @@ def build_settled(
     tools: Sequence[Mapping[str, Any]] | tuple[ToolDefinition, ...] | None = None,
     max_output_tokens: int | None = None,
     settings: RequestSettings = NO_SETTINGS,
-) -> tuple[dict[str, Any], list[Repair], Settled]:
+    continues: bool = False,
+) -> SettledPayload:
     """``build_payload``, with the settled conversation the payload was made from (what it made up at its end
-    decides how much of the payload is settled for the prompt cache)."""
+    decides how much of the payload is settled for the prompt cache), and the repairs of each step apart.
+    ``continues``: the messages follow a start built apart (``Settled.opens_conversation``)."""
     adapter = adapter_for(provider)
     check_model(model)
     check_max_output_tokens(max_output_tokens)
@@ -83,10 +93,12 @@ def build_settled(
     settled, repairs = settle(chat_messages, prefill=settings.prefill)
     if settings.prefill:
         settled = prefilled(settled, repairs)
+    if continues:
+        settled = replace(settled, opens_conversation=False)
     payload, adapter_repairs = adapter(
         settled, model=model, tools=definitions, max_output_tokens=max_output_tokens, settings=settings
     )
-    return payload, repairs + adapter_repairs, settled
+    return SettledPayload(payload, repairs, adapter_repairs, settled)
 
 
 def check_model(model: object) -> None:

@@ -16,18 +16,27 @@ from app.context.cache_report import HistoryState, PrefixBreak, history_state, n
 from app.context.catalog import bundled_catalog, default_max_output_tokens
 from app.context.model_server import ModelServerWindows
 from app.context.window import ContextWindow
+from app.engine.message import EngineMessage
 from app.engine.model_ref import model_ref
 from app.errors import InvalidInput
+from app.observability import TURN_SPLICES
 from app.projections.projector import project
 from app.projections.types import Projection, ProjectionContext, View
-from app.providers.caching import AUTO, CachePolicy, CacheTarget, PromptPrefix, prompt_cache_key
-from app.providers.chat_request import ChatRequest, build_chat_request
+from app.providers.caching import (
+    AUTO,
+    CachePolicy,
+    CacheTarget,
+    PromptPrefix,
+    prompt_cache_key,
+)
+from app.providers.chat_request import ChatRequest, Draft, draft_chat_request
 from app.providers.registry import adapter_for
 from app.providers.request_settings import RequestSettings, parse_format, parse_variant
 from app.services.context_report import count_context, request_tokens, window_size
 from app.services.heavy_work import run_within
 from app.services.snapshots import SessionSnapshot, for_target, load_snapshot_with, session_model
-from app.services.window_reuse import WindowReuse
+from app.services.turn_splice import KeptTurn, build_turn
+from app.services.window_reuse import TurnKey, WindowKey, WindowReuse
 from app.settings import Settings
 from app.store.database import Database
 from app.store.prompt_prefixes import PromptPrefixRecord, PromptPrefixRepository
@@ -133,8 +142,15 @@ async def build_chat(
     target = CacheTarget(ask.cache, settings.cache_min_tokens, cache_key=_cache_key(settings, tenant_id, ask))
     measured = None if previous is None else PromptPrefix(*previous[:4])
     window = await window_size(snapshot, ctx, windows)
-    plan = _Plan(ask, snapshot, ctx, asked, model, max_output, target, measured, window, settings)
-    built, report, now = await run_within(settings.view_timeout_seconds, snapshot.weight, _build, plan)
+    keeps_turns = reuse is not None and reuse.capacity > 0 and not ask.mutations
+    turn_key = TurnKey(WindowKey(tenant_id, ask.session_id, ctx.apply_compact_boundary), params)
+    kept_turn = reuse.kept_turn(turn_key) if reuse is not None and keeps_turns else None
+    plan = _Plan(
+        ask, snapshot, ctx, asked, model, max_output, target, measured, window, settings, keeps_turns, kept_turn
+    )
+    built, report, now, next_turn = await run_within(settings.view_timeout_seconds, snapshot.weight, _build, plan)
+    if reuse is not None and keeps_turns:
+        reuse.keep_turn(turn_key, next_turn)
     broke = None
     if previous is not None and measured is not None and not built.unchanged:
         then = HistoryState(previous.revision, previous.boundary_id, previous.pruned)
@@ -180,22 +196,55 @@ class _Plan:
     previous: PromptPrefix | None
     window: ContextWindow
     settings: Settings
+    keeps_turns: bool = False
+    """Whether the build keeps what the next turn's may splice (``app.services.turn_splice``)."""
+    kept_turn: KeptTurn | None = None
+    """What the previous build of the same parameters kept, when its window is this one's start."""
+
+    def draft(self, view: Projection, *, continues: bool = False) -> Draft:
+        return chat_draft(
+            self.ask,
+            view,
+            model=self.model,
+            asked=self.asked,
+            max_output_tokens=self.max_output,
+            cache=self.target,
+            continues=continues,
+        )
+
+    def build_whole(self, messages: Sequence[EngineMessage]) -> tuple[Projection, Draft]:
+        view = project(View.MODEL, messages, self.ctx)
+        return view, self.draft(view)
+
+    def build_tail(self, messages: Sequence[EngineMessage]) -> tuple[Projection, Draft]:
+        view = project(View.MODEL, messages, self.ctx)
+        return view, self.draft(view, continues=True)
 
 
-def _build(plan: _Plan) -> tuple[ChatRequest, ContextReport, HistoryState]:
-    """The model view, the payload and its context report: no I/O, so it may run in a worker thread."""
-    ask, snapshot, asked = plan.ask, plan.snapshot, plan.asked
-    view = project(View.MODEL, snapshot.messages, plan.ctx)
-    built = chat_request(
-        ask,
-        view,
-        model=plan.model,
-        asked=asked,
-        max_output_tokens=plan.max_output,
+class _Built(NamedTuple):
+    request: ChatRequest
+    report: ContextReport
+    now: HistoryState
+    kept_turn: KeptTurn | None
+
+
+def _build(plan: _Plan) -> _Built:
+    """The model view, the payload and its context report: no I/O, so it may run in a worker thread. The
+    pipeline runs on the messages from the kept turn's cut on when it may (``turn_splice.splice``)."""
+    snapshot, asked = plan.snapshot, plan.asked
+    messages = snapshot.messages
+    turn = build_turn(
+        messages,
+        plan.build_whole,
+        plan.build_tail,
         cache=plan.target,
         previous=plan.previous,
+        kept=plan.kept_turn,
+        keep=plan.keeps_turns,
     )
-    now = history_state(snapshot.session.revision, snapshot.messages, view.diagnostics.applied_compact_boundary_id)
+    TURN_SPLICES.labels("spliced" if turn.spliced else "built").inc()
+    view, built = turn.view, turn.request
+    now = history_state(snapshot.session.revision, messages, view.diagnostics.applied_compact_boundary_id)
     unchanged = None if plan.previous is None else (plan.previous.length if built.unchanged else 0)
     report = count_context(
         snapshot,
@@ -206,7 +255,7 @@ def _build(plan: _Plan) -> tuple[ChatRequest, ContextReport, HistoryState]:
         extra_tokens=request_tokens(asked.system, asked.tools),
         view=view,
     )
-    return built, _with_next_request(report, built, unchanged, plan.max_output), now
+    return _Built(built, _with_next_request(report, built, unchanged, plan.max_output), now, turn.next_turn)
 
 
 def _cache_key(settings: Settings, tenant_id: str, ask: ChatAsk) -> str | None:
@@ -257,7 +306,7 @@ def _with_next_request(
     return dataclasses.replace(report, cache=dataclasses.replace(report.cache, next_request=upcoming))
 
 
-def chat_request(
+def chat_draft(
     ask: ChatAsk,
     view: Projection,
     *,
@@ -265,11 +314,12 @@ def chat_request(
     asked: Asked,
     max_output_tokens: int | None = None,
     cache: CacheTarget | None = None,
-    previous: PromptPrefix | None = None,
-) -> ChatRequest:
+    continues: bool = False,
+) -> Draft:
     """``max_output_tokens``: the request's, or the catalog's default for the model; only Anthropic's payload
-    takes the default (its ``max_tokens`` is required), other targets get a limit only when one is asked."""
-    return build_chat_request(
+    takes the default (its ``max_tokens`` is required), other targets get a limit only when one is asked.
+    ``continues``: see ``draft_chat_request``."""
+    return draft_chat_request(
         view,
         provider=ask.provider,
         model=model,
@@ -280,5 +330,5 @@ def chat_request(
         settings=asked.settings,
         tool_switches=asked.tool_switches,
         cache=cache,
-        previous=previous,
+        continues=continues,
     )

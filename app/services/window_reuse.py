@@ -16,6 +16,11 @@ closed seq range reads in the same snapshot as the session row. Anything else is
 read whole. Request parameters do not enter the key: they change what is built from the window, never the
 window (only whether the compaction applies does, and that is part of the key).
 
+Beside each window, a ``/chat`` keeps what the next turn's build of the same parameters may splice
+(``app.services.turn_splice.KeptTurn``, keyed by the window and the parameters' hash). It holds the very
+message objects of the window it was built on and is used only while the window read now starts with them,
+so whatever makes the window be read again makes it useless too.
+
 The kept messages are never changed by anyone: the pure pipeline builds new values from them (a property test
 compares reused and fresh builds byte for byte), and a hit builds a new list rather than extending the kept
 one. Entries are evicted least recently used first once their estimated size passes the budget
@@ -29,6 +34,7 @@ from datetime import datetime
 
 from app.engine.message import EngineMessage
 from app.observability import WINDOW_REUSE, WINDOW_REUSE_BYTES
+from app.services.turn_splice import KeptTurn
 from app.store.live_start import LiveStart
 from app.store.records import SessionRecord
 
@@ -42,6 +48,13 @@ class WindowKey:
     tenant_id: str
     session_id: str
     apply_compact_boundary: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TurnKey:
+    window: WindowKey
+    params: str
+    """The hash of the request parameters besides the history."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +81,11 @@ class KeptWindow:
 
 
 class WindowReuse:
-    """A bounded, least-recently-used map of kept windows."""
+    """A bounded, least-recently-used map of kept windows and turns."""
 
     def __init__(self, capacity_bytes: int) -> None:
         self.capacity = capacity_bytes
-        self._kept: OrderedDict[WindowKey, KeptWindow] = OrderedDict()
+        self._kept: OrderedDict[WindowKey | TurnKey, KeptWindow | KeptTurn] = OrderedDict()
         self._size = 0
         self.hits = 0
         self.misses = 0
@@ -84,7 +97,7 @@ class WindowReuse:
     def usable(self, key: WindowKey, stamp: WindowStamp, last_seq: int) -> KeptWindow | None:
         """The kept window ``key`` names when the history since it was kept has only grown by appends."""
         kept = self._kept.get(key)
-        if kept is None or kept.stamp != stamp or kept.last_seq > last_seq:
+        if not isinstance(kept, KeptWindow) or kept.stamp != stamp or kept.last_seq > last_seq:
             self.misses += 1
             WINDOW_REUSE.labels("miss").inc()
             return None
@@ -107,19 +120,36 @@ class WindowReuse:
         if self.capacity <= 0:
             return
         current = self._kept.get(key)
-        if current is not None and current.stamp == stamp and current.last_seq > last_seq:
+        if isinstance(current, KeptWindow) and current.stamp == stamp and current.last_seq > last_seq:
             return
-        if size > self.capacity:
+        self._put(key, KeptWindow(stamp, last_seq, tuple(messages), size, weight))
+
+    def kept_turn(self, key: TurnKey) -> KeptTurn | None:
+        """What the last build of these parameters on this window kept for the next turn's."""
+        kept = self._kept.get(key)
+        if not isinstance(kept, KeptTurn):
+            return None
+        self._kept.move_to_end(key)
+        return kept
+
+    def keep_turn(self, key: TurnKey, turn: KeptTurn | None) -> None:
+        """Keeps ``turn`` for the next build of these parameters (``None``: the build kept nothing)."""
+        if turn is None or self.capacity <= 0:
             self._drop(key)
             return
+        self._put(key, turn)
+
+    def _put(self, key: WindowKey | TurnKey, kept: KeptWindow | KeptTurn) -> None:
         self._drop(key)
-        self._kept[key] = KeptWindow(stamp, last_seq, tuple(messages), size, weight)
-        self._size += size
+        if kept.size > self.capacity:
+            return
+        self._kept[key] = kept
+        self._size += kept.size
         while self._size > self.capacity:
             self._drop(next(iter(self._kept)))
         WINDOW_REUSE_BYTES.set(self._size)
 
-    def _drop(self, key: WindowKey) -> None:
+    def _drop(self, key: WindowKey | TurnKey) -> None:
         gone = self._kept.pop(key, None)
         if gone is not None:
             self._size -= gone.size

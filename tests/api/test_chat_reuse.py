@@ -1,7 +1,7 @@
 """``/chat`` and the context report reuse the window they read a moment ago: the answer is byte for byte the
 fresh build's after any sequence of appends, amendments, prunes, compactions and new runs, for every target;
-a pure append is served from the kept window plus the appended messages, anything else reads the window
-again."""
+a pure append is served from the kept window plus the appended messages (and the pipeline runs on the last
+turn only, spliced after what the previous build kept), anything else reads the window again."""
 
 import itertools
 from typing import Any
@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from app.api.auth import DEFAULT_TENANT
 from app.api.bodies import chat_diagnostics_body
+from app.observability import TURN_SPLICES
 from app.projections.types import ProjectionContext
 from app.providers.registry import SUPPORTED_PROVIDERS
 from app.services.chat import ChatAsk, build_chat
@@ -176,6 +177,20 @@ async def test_reused_answers_are_the_fresh_answers_after_any_history_for_every_
                 # Every reused build after a pure append extended the kept window.
                 assert reuse.hits == hits + len(SUPPORTED_PROVIDERS) + 1
     assert "history" in PLACED
+
+
+async def test_an_agents_tool_loop_is_spliced_turn_after_turn(client: httpx.AsyncClient, app: FastAPI) -> None:
+    """Each turn appends a call and its result: the build runs on the last turn only, and answers as fresh."""
+    reuse = WindowReuse(64 * 1024 * 1024)
+    session = Session(client, await new_session(client))
+    await session.step("append", ["user", "answered"])
+    spliced = TURN_SPLICES.labels("spliced")._value.get()
+    for _ in range(4):
+        await session.step("append", ["answered"])
+        await chat_bytes(app, session.id, "anthropic", None)
+        reused = await chat_bytes(app, session.id, "anthropic", reuse)
+        assert reused == await chat_bytes(app, session.id, "anthropic", None)
+    assert TURN_SPLICES.labels("spliced")._value.get() == spliced + 3
 
 
 async def test_an_amendment_after_a_kept_window_reads_the_window_again(client: httpx.AsyncClient, app: FastAPI) -> None:

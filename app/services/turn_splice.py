@@ -1,0 +1,376 @@
+"""The next turn's ``/chat`` built from the last one's: the pipeline runs again only on the last assistant turn
+and what follows it.
+
+An agent appends a message or two a turn and asks ``/chat`` again with the same parameters. Everything before
+the payload's last assistant turn comes out the same in the next payload (the stable prefix of
+``app.providers.caching``), so the last build keeps what it made before that turn (``KeptTurn``: the draft's
+units, the model view's messages and diagnostics, the prefix measure's state) and the next build runs the model
+view, serializer, settle and adapter on the messages from the *cut* (where the last assistant turn starts) on,
+as the continuation of a conversation (no first user turn made up before it), and splices the result after
+what it kept.
+
+Why a splice is the fresh build byte for byte. A turn is kept only when building the messages from the cut
+alone gave exactly the tail of the whole build: the same payload head (key order included), the same units
+after the kept ones, the same model-view messages, diagnostics that split into a part before the cut and the
+tail's own (no repair before the cut, no tool-call id rewritten), the same "answered" verdict, and a cut
+inside the stable prefix. Whatever the messages before the cut do to the build has then reached the tail
+already. A splice is taken only when the kept messages are the very objects of the window now (a kept
+window extended by appends: anything else reads the window again, ``app.services.window_reuse``), when the
+messages appended since hold no compaction record and mention no tool call or approval id of a message
+before the cut (a late result, a reused id), and when the tail's build rewrote no tool-call id (one rewritten
+could meet an id before the cut). Anything else builds the whole window. A property test builds random
+growing histories both ways after every append, for every target, and compares payload, diagnostics and view.
+"""
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from app.engine.message import EngineMessage
+from app.projections.live_history import COMPACTION_KINDS
+from app.projections.types import Diagnostics, ProjectedMessage, Projection, Repair, View
+from app.providers.caching import (
+    CacheTarget,
+    CannotResume,
+    PrefixResume,
+    PromptPrefix,
+    history_key,
+    history_units,
+    stable_units,
+)
+from app.providers.chat_request import ChatRequest, Draft, RepairStages, finish_chat_request
+from app.providers.errors import EmptyConversation
+
+T = TypeVar("T")
+BuildTail = Callable[[Sequence[EngineMessage]], tuple[Projection, Draft]]
+"""The model view and draft of some messages, under the request's parameters."""
+
+UNIT_OVERHEAD = 512
+"""What a kept unit and model-view message hold besides their text (shared with the kept window), in bytes."""
+MIN_KEPT_UNITS = 3
+"""A cut leaves at least this many units before it: the summary opens the live history in the first two,
+where a cache mark may go, and its text is read from the first three model-view messages."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeptTurn:
+    """What a build keeps for the next turn's: everything before its cut."""
+
+    count: int
+    """How many window messages the build read."""
+    last: EngineMessage
+    cut: int
+    """The window index where the tail built again starts."""
+    cut_message: EngineMessage
+    ids_before: frozenset[str]
+    """Every tool call and approval id the messages before the cut mention."""
+    payload: dict[str, Any]
+    """The draft's payload (its head, and its history key in place)."""
+    units: tuple[Any, ...]
+    """The draft's units before the cut."""
+    view: tuple[ProjectedMessage, ...]
+    """The model view's messages before the cut."""
+    view_diagnostics: Diagnostics
+    """The model view's diagnostics of the messages before the cut."""
+    draft_diagnostics: Diagnostics
+    """The draft's diagnostics of the messages before the cut."""
+    repair_stages: RepairStages
+    """The draft's repairs of the messages before the cut, by step: the serializer's and the adapter's only."""
+    talked: bool
+    summary_text: str | None
+    resume: PrefixResume
+    """The prefix measure's state after the units before the cut."""
+
+    @property
+    def size(self) -> int:
+        """Estimated bytes beyond the kept window's: the units' encoding and each unit's and message's shell."""
+        encoded = sum(map(len, self.resume.units_json))
+        return encoded + UNIT_OVERHEAD * (len(self.units) + len(self.view) + len(self.ids_before))
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCut:
+    """Where the next turn may splice, found before the prefix is measured (which keeps its state there)."""
+
+    count: int
+    last: EngineMessage
+    cut: int
+    cut_message: EngineMessage
+    ids_before: frozenset[str]
+    draft: Draft
+    units: int
+    view: tuple[ProjectedMessage, ...]
+    view_diagnostics: Diagnostics
+    draft_diagnostics: Diagnostics
+    repair_stages: RepairStages
+
+    def kept(self, resume: PrefixResume) -> KeptTurn:
+        draft = self.draft
+        return KeptTurn(
+            self.count,
+            self.last,
+            self.cut,
+            self.cut_message,
+            self.ids_before,
+            draft.payload,
+            tuple(history_units(draft.provider, draft.payload)[: self.units]),
+            self.view,
+            self.view_diagnostics,
+            self.draft_diagnostics,
+            self.repair_stages,
+            draft.talked,
+            draft.summary_text,
+            resume,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TurnBuild:
+    view: Projection
+    request: ChatRequest
+    next_turn: KeptTurn | None
+    """What the next turn's build may splice, when this build kept it."""
+    spliced: bool
+    """Whether this build was spliced from the kept turn given."""
+
+
+def build_turn(
+    messages: Sequence[EngineMessage],
+    build_whole: BuildTail,
+    build_tail: BuildTail,
+    *,
+    cache: CacheTarget | None,
+    previous: PromptPrefix | None,
+    kept: KeptTurn | None,
+    keep: bool,
+) -> TurnBuild:
+    """The model view and payload of ``messages``: spliced from ``kept`` when it may be, else built whole
+    (``build_whole``), and, when ``keep``, what the next turn's build may splice."""
+    spliced = None if kept is None else splice(kept, messages, build_tail)
+    if spliced is None:
+        kept = None
+        view, draft = build_whole(messages)
+    else:
+        view, draft = spliced
+    cut = None
+    if keep:
+        stable = stable_units(draft.provider, draft.payload, answered=draft.answered)
+        cut = cut_turn(messages, view, draft, stable, build_tail, kept)
+    keep_at = None if cut is None else cut.units
+    try:
+        resume = None if kept is None else kept.resume
+        finished = finish_chat_request(draft, cache=cache, previous=previous, resume=resume, keep_at=keep_at)
+    except CannotResume:
+        finished = finish_chat_request(draft, cache=cache, previous=previous, keep_at=keep_at)
+    next_turn = None if cut is None or finished.resume is None else cut.kept(finished.resume)
+    return TurnBuild(view, finished.request, next_turn, kept is not None)
+
+
+def splice(kept: KeptTurn, messages: Sequence[EngineMessage], build_tail: BuildTail) -> tuple[Projection, Draft] | None:
+    """The window's model view and draft from ``kept`` and the messages from its cut on, or ``None`` when a
+    splice cannot be trusted to give the fresh build."""
+    if len(messages) < kept.count or messages[kept.count - 1] is not kept.last:
+        return None
+    if messages[kept.cut] is not kept.cut_message:
+        return None
+    appended = messages[kept.count :]
+    if any(message.kind in COMPACTION_KINDS for message in appended) or not kept.ids_before.isdisjoint(
+        mentioned_ids(appended)
+    ):
+        return None
+    built = _tail(build_tail, messages[kept.cut :])
+    if built is None:
+        return None
+    view, draft = built
+    if _rewrote_ids(draft.diagnostics) or view.diagnostics.applied_compact_boundary_id is not None:
+        return None
+    key = history_key(draft.provider)
+    if _head(draft.payload, key) != _head(kept.payload, key):
+        return None
+    units = [*kept.units, *history_units(draft.provider, draft.payload)]
+    view_diagnostics = _joined(kept.view_diagnostics, view.diagnostics, view.diagnostics.repairs)
+    whole_view = Projection(View.MODEL, [*kept.view, *view.messages], view_diagnostics)
+    stages = RepairStages(
+        *(before + after for before, after in zip(kept.repair_stages, draft.repair_stages, strict=True))
+    )
+    whole = Draft(
+        draft.provider,
+        draft.model,
+        {name: units if name == key else value for name, value in kept.payload.items()},
+        _joined(kept.draft_diagnostics, draft.diagnostics, stages.flat()),
+        stages,
+        answered=draft.answered,
+        talked=kept.talked,
+        summary_text=kept.summary_text,
+    )
+    return whole_view, whole
+
+
+def cut_turn(
+    messages: Sequence[EngineMessage],
+    view: Projection,
+    draft: Draft,
+    stable_units: int,
+    build_tail: BuildTail,
+    spliced: KeptTurn | None = None,
+) -> TurnCut | None:
+    """Where the next turn may splice the build of ``messages`` (``view``, ``draft``): the nearest start of an
+    assistant turn whose tail, built alone, gives exactly the build's tail. Turn starts are tried at growing
+    distances (the last, the second last, the fourth, the eighth...), since what the tail must hold to build
+    alike (a tool call, when none was given and the adapter adds a placeholder tool) may lie a few turns back.
+    ``spliced``: the kept turn this build was spliced from, whose ids need not be gathered again."""
+    for cut in _turn_starts(messages):
+        found = _cut_at(cut, messages, view, draft, stable_units, build_tail, spliced)
+        if found is not None:
+            return found
+    return None
+
+
+def _cut_at(
+    cut: int,
+    messages: Sequence[EngineMessage],
+    view: Projection,
+    draft: Draft,
+    stable_units: int,
+    build_tail: BuildTail,
+    spliced: KeptTurn | None,
+) -> TurnCut | None:
+    built = _tail(build_tail, messages[cut:])
+    if built is None:
+        return None
+    tail_view, tail = built
+    key = history_key(draft.provider)
+    units, tail_units = history_units(draft.provider, draft.payload), history_units(tail.provider, tail.payload)
+    kept_units = len(units) - len(tail_units)
+    kept_view = len(view.messages) - len(tail_view.messages)
+    if not MIN_KEPT_UNITS <= kept_units <= stable_units or kept_view < MIN_KEPT_UNITS:
+        return None
+    if tail.answered != draft.answered or _rewrote_ids(tail.diagnostics):
+        return None
+    if _head(tail.payload, key) != _head(draft.payload, key) or units[kept_units:] != tail_units:
+        return None
+    if view.messages[kept_view:] != tail_view.messages:
+        return None
+    view_before = _before(view.diagnostics, tail_view.diagnostics)
+    draft_before = _before(draft.diagnostics, tail.diagnostics)
+    stages = _stages_before(draft.repair_stages, tail.repair_stages)
+    if view_before is None or draft_before is None or stages is None:
+        return None
+    if view.diagnostics.repairs != tail_view.diagnostics.repairs:
+        return None  # the model view's passes list their repairs pass by pass, not message by message
+    if spliced is not None and cut >= spliced.cut:
+        ids_before = spliced.ids_before | mentioned_ids(messages[spliced.cut : cut])
+    else:
+        ids_before = frozenset(mentioned_ids(messages[:cut]))
+    return TurnCut(
+        len(messages),
+        messages[-1],
+        cut,
+        messages[cut],
+        ids_before,
+        draft,
+        kept_units,
+        tuple(view.messages[:kept_view]),
+        view_before,
+        draft_before,
+        stages,
+    )
+
+
+def _tail(build_tail: BuildTail, messages: Sequence[EngineMessage]) -> tuple[Projection, Draft] | None:
+    """The tail's build, or ``None`` when it sends nothing (the whole build has more before it)."""
+    try:
+        return build_tail(messages)
+    except EmptyConversation:
+        return None
+
+
+def mentioned_ids(messages: Iterable[EngineMessage]) -> set[str]:
+    """Every tool call and approval id the messages' parts mention."""
+    found: set[str] = set()
+    for message in messages:
+        content = message.content
+        if isinstance(content, str):
+            continue
+        for part in content:
+            if isinstance(part, dict):
+                found.update(value for key in _ID_KEYS if isinstance(value := part.get(key), str))
+    return found
+
+
+_ID_KEYS = ("toolCallId", "approvalId")
+
+
+MAX_CUTS_TRIED = 10
+"""Cuts tried, the last assistant turn back to the 512th from the end."""
+
+
+def _turn_starts(messages: Sequence[EngineMessage]) -> list[int]:
+    """The window indexes where an assistant turn starts (an assistant message after one that is not), from
+    the end back, keeping the 1st, 2nd, 4th, 8th... found."""
+    starts: list[int] = []
+    wanted = 1
+    found = 0
+    for index in range(len(messages) - 1, 0, -1):
+        if messages[index].role == "assistant" and messages[index - 1].role != "assistant":
+            found += 1
+            if found == wanted:
+                starts.append(index)
+                wanted *= 2
+                if len(starts) == MAX_CUTS_TRIED:
+                    break
+    return starts
+
+
+def _head(payload: dict[str, Any], key: str) -> list[tuple[str, Any]]:
+    """The payload's fields besides its history, in order, with the history's place."""
+    return [(name, None if name == key else value) for name, value in payload.items()]
+
+
+def _rewrote_ids(diagnostics: Diagnostics) -> bool:
+    return any(repair.rule == "tool-call-id" for repair in diagnostics.repairs)
+
+
+def _before(whole: Diagnostics, tail: Diagnostics) -> Diagnostics | None:
+    """What the messages before the tail added to ``whole``, when each list of it is exactly that followed by
+    ``tail``'s; its repairs, which a build lists by step, are split apart (``Draft.repair_stages``)."""
+    if tail.applied_compact_boundary_id is not None:
+        return None
+    hidden = _head_of(whole.hidden_message_ids, tail.hidden_message_ids)
+    truncated = _head_of(whole.truncated_message_ids, tail.truncated_message_ids)
+    notes = _head_of(whole.injected_notes, tail.injected_notes)
+    reasons = _head_of(list(whole.reasons.items()), list(tail.reasons.items()))
+    if hidden is None or truncated is None or notes is None or reasons is None:
+        return None
+    if not tail.reasons.keys().isdisjoint(key for key, _ in reasons):
+        return None
+    return Diagnostics(list(hidden), list(truncated), whole.applied_compact_boundary_id, list(notes), [], dict(reasons))
+
+
+def _stages_before(whole: RepairStages, tail: RepairStages) -> RepairStages | None:
+    """The repairs the messages before the tail added, when only steps that walk the messages in order (the
+    serializer, the adapter) made any: another step's list cannot be split between the two."""
+    serializer = _head_of(whole.serializer, tail.serializer)
+    adapter = _head_of(whole.adapter, tail.adapter)
+    if serializer is None or adapter is None:
+        return None
+    if (whole.view, whole.mutations, whole.settle) != (tail.view, tail.mutations, tail.settle):
+        return None
+    return RepairStages((), (), tuple(serializer), (), tuple(adapter))
+
+
+def _head_of(whole: Sequence[T], tail: Sequence[T]) -> Sequence[T] | None:
+    """``whole`` without ``tail`` at its end, when it ends so."""
+    cut = len(whole) - len(tail)
+    return whole[:cut] if cut >= 0 and whole[cut:] == tail else None
+
+
+def _joined(before: Diagnostics, tail: Diagnostics, repairs: Iterable[Repair]) -> Diagnostics:
+    return Diagnostics(
+        [*before.hidden_message_ids, *tail.hidden_message_ids],
+        [*before.truncated_message_ids, *tail.truncated_message_ids],
+        before.applied_compact_boundary_id,
+        [*before.injected_notes, *tail.injected_notes],
+        list(repairs),
+        {**before.reasons, **tail.reasons},
+    )

@@ -1,0 +1,121 @@
+"""The next turn's ``/chat`` spliced from what the last one kept is the fresh build, byte for byte.
+
+Random histories (interrupted calls, orphans, reused ids, reminders, media, foreign reasoning, compactions)
+grow by random turns one batch at a time, as an agent appends them; after every batch each target is built
+twice: whole, and spliced from what the previous batch's build kept. Payload, encoded history, diagnostics,
+model view, prefix and breakpoints must agree, with and without tool definitions (without them, a history
+holding tool calls gets a placeholder tool, which the tail must build alike).
+"""
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.engine.message import EngineMessage
+from app.engine.persisted import PersistedMessage
+from app.engine.promotion import promote
+from app.projections.projector import project
+from app.projections.types import Projection, ProjectionContext, View
+from app.providers.caching import AUTO, CacheTarget, PromptPrefix
+from app.providers.chat_request import ChatRequest, Draft, draft_chat_request
+from app.providers.errors import EmptyConversation
+from app.providers.registry import SUPPORTED_PROVIDERS
+from app.services.turn_splice import BuildTail, KeptTurn, TurnBuild, build_turn
+from tests import builders as b
+from tests.providers.test_payload_properties import MODELS, TOOLS
+from tests.strategies import RUN_MODELS, contexts, grown_histories
+
+MARK_ALL = CacheTarget(AUTO, min_tokens=0)
+"""Every breakpoint a target takes, so that marks land in spliced units too."""
+
+
+def _builders(provider: str, ctx: ProjectionContext, system: str | None, tools: Any) -> tuple[BuildTail, BuildTail]:
+    def build(messages: Sequence[EngineMessage], continues: bool) -> tuple[Projection, Draft]:
+        view = project(View.MODEL, messages, ctx)
+        draft = draft_chat_request(
+            view, provider=provider, model=MODELS[provider], system=system, tools=tools, continues=continues
+        )
+        return view, draft
+
+    return (lambda messages: build(messages, False)), (lambda messages: build(messages, True))
+
+
+def _turn(
+    messages: list[EngineMessage],
+    builders: tuple[BuildTail, BuildTail],
+    previous: PromptPrefix | None,
+    kept: KeptTurn | None,
+    keep: bool,
+) -> TurnBuild | None:
+    try:
+        return build_turn(messages, *builders, cache=MARK_ALL, previous=previous, kept=kept, keep=keep)
+    except EmptyConversation:
+        return None
+
+
+def _answer(turn: TurnBuild) -> tuple[Any, ...]:
+    built: ChatRequest = turn.request
+    return (
+        orjson.dumps(built.payload),
+        orjson.dumps(built.encoded_payload()),
+        built.diagnostics,
+        turn.view,
+        built.prefix,
+        built.breakpoints,
+        built.unchanged,
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    grown=grown_histories(),
+    ctx=contexts(),
+    system=st.sampled_from([None, "Be brief."]),
+    tools=st.sampled_from([None, TOOLS]),
+)
+def test_a_spliced_turn_is_the_whole_build_after_every_append(
+    grown: tuple[list[PersistedMessage], list[int]], ctx: ProjectionContext, system: str | None, tools: Any
+) -> None:
+    persisted, cuts = grown
+    engine = [promote(message) for message in persisted]
+    for provider in SUPPORTED_PROVIDERS:
+        builders = _builders(
+            provider, replace(ctx, provider=provider, model=MODELS[provider], run_models=RUN_MODELS), system, tools
+        )
+        kept: KeptTurn | None = None
+        previous: PromptPrefix | None = None
+        for cut in cuts:
+            window = engine[:cut]
+            spliced = _turn(window, builders, previous, kept, keep=True)
+            whole = _turn(window, builders, previous, None, keep=False)
+            if whole is None:
+                assert spliced is None
+                continue
+            assert spliced is not None
+            assert _answer(spliced) == _answer(whole), (provider, cut, spliced.spliced)
+            kept, previous = spliced.next_turn, whole.request.prefix
+
+
+def test_long_tool_loops_are_spliced() -> None:
+    """An agent's tool loop, a call and its result a turn: every build after the first two is spliced."""
+    messages: list[PersistedMessage] = [b.user("fix the build")]
+    for n in range(1, 30):
+        messages += [
+            b.tool_call(f"c{n}", "bash", command=f"make {n}"),
+            b.tool_result(f"c{n}", f"out {n}", tool_name="bash"),
+        ]
+    engine = [promote(message) for message in b.history(*messages)]
+    ctx = ProjectionContext(provider="anthropic", model=MODELS["anthropic"])
+    builders = _builders("anthropic", ctx, "Be brief.", TOOLS)
+    kept = None
+    spliced = []
+    for end in range(3, len(engine) + 1, 2):
+        turn = _turn(engine[:end], builders, None, kept, keep=True)
+        assert turn is not None
+        spliced.append(turn.spliced)
+        kept = turn.next_turn
+    assert all(spliced[2:])
