@@ -81,19 +81,32 @@ def promote_all(messages: Iterable[PersistedMessage]) -> list[EngineMessage]:
 def promote_rows(rows: Iterable[Sequence[Any]]) -> list[EngineMessage]:
     """Rows holding ``PersistedMessage``'s fields in declaration order, each promoted, in order, without a
     ``PersistedMessage`` built for it: the store's reads hand over a whole live history per request (10,000 rows in
-    bench.overhead), so this is one loop with its lookups hoisted and one object per row."""
+    bench.overhead), so this is one loop with its lookups hoisted and one object per row.
+
+    A message claiming nothing takes its kind from its shape. A tool or assistant message of exactly one part (the
+    common call and result) has it decided here from that part's type, as ``_kind_from_shape`` decides it, without
+    a call or a set per row."""
     role_kinds = _ROLE_KINDS.get
     from_shape = _kind_from_shape
+    one_part_assistant = _ONE_PART_ASSISTANT_KINDS.get
+    assistant_text = Kind.ASSISTANT_TEXT
+    tool_result = Kind.TOOL_RESULT
+    approval_response = Kind.TOOL_APPROVAL_RESPONSE
     engine_message = EngineMessage
     out: list[EngineMessage] = []
     append = out.append
     for id_, session_id, seq, role, content, created_at, metadata, run_id, token_estimate, unusual in rows:
+        note = None
         if metadata and (
             "runtimeKind" in metadata or (role == "assistant" and ("summary" in metadata or "result" in metadata))
         ):
             kind, note = infer_kind(role, content, metadata)
+        elif role == "tool" and content.__class__ is list and len(content) == 1:
+            kind = approval_response if content[0].get("type") == "tool-approval-response" else tool_result
+        elif role == "assistant" and content.__class__ is list and len(content) == 1:
+            kind = one_part_assistant(content[0].get("type"), assistant_text)
         else:
-            kind, note = role_kinds(role) or from_shape(role, content), None
+            kind = role_kinds(role) or from_shape(role, content)
         append(
             engine_message(
                 id_, session_id, seq, role, kind, content, created_at, metadata, run_id, token_estimate, note, unusual
@@ -119,6 +132,14 @@ _PERSISTED_FIELDS = attrgetter(
 
 _ROLE_KINDS: dict[str, Kind] = {"system": Kind.SYSTEM_NOTE, "user": Kind.USER_INPUT}
 """The roles whose shape-inferred kind does not depend on content (``_kind_from_shape``'s first cases)."""
+
+_ONE_PART_ASSISTANT_KINDS: dict[Any, Kind] = {
+    "tool-call": Kind.TOOL_CALL,
+    "tool-approval-request": Kind.TOOL_APPROVAL_REQUEST,
+    "reasoning": Kind.ASSISTANT_REASONING,
+}
+"""An assistant message of one part whose kind is not assistant_text, by that part's type (``_assistant_kind``
+of a set of one). The lookup hashes the type as that set does, so a type no set holds fails the same way."""
 
 
 def _kind_from_shape(role: Role, content: Content) -> Kind:

@@ -1,5 +1,6 @@
 """Promotion: every kind, inferred or claimed, and why a claim is ignored."""
 
+import itertools
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.engine.kinds import Kind, Role
+from app.engine.kinds import ROLES, Kind, Role
 from app.engine.persisted import Content, PersistedMessage
 from app.engine.promotion import ALLOWED_ROLES, infer_kind, promote, promote_all
 from tests.strategies import histories
@@ -168,3 +169,81 @@ def test_promoting_a_window_gives_each_message_the_kind_and_note_infer_kind_give
     a table: what it gives must be what ``infer_kind`` gives."""
     for message, promoted in zip(history, promote_all(history), strict=True):
         assert (promoted.kind, promoted.promotion_note) == infer_kind(message.role, message.content, message.metadata)
+
+
+_PART_TYPES: list[Any] = [
+    "text",
+    "reasoning",
+    "file",
+    "image",
+    "tool-call",
+    "tool-result",
+    "tool-approval-request",
+    "tool-approval-response",
+    "tool-call ",
+    None,
+    3,
+    ["tool-call"],
+]
+"""Every part type promotion tells apart, a near miss and JSON values no part should have as its type (a list
+cannot go into a set)."""
+_SHAPE_PARTS: list[dict[str, Any]] = [{}, *({"type": part_type} for part_type in _PART_TYPES)]
+_SHAPE_METADATA: list[dict[str, Any]] = [
+    {},
+    {"finishReason": "stop"},
+    {"runtimeKind": "tool_call"},
+    {"runtimeKind": "assistant_reasoning"},
+    {"runtimeKind": "tool_approval_response"},
+    {"runtimeKind": 3},
+    {"summary": True},
+    {"result": {"kind": "summary"}},
+]
+
+
+def _promoted_or_error(role: Role, content: Any, metadata: dict[str, Any]) -> object:
+    message = PersistedMessage(
+        id="m1",
+        session_id="s1",
+        seq=1,
+        role=role,
+        content=content,
+        created_at=datetime(2026, 4, 8, tzinfo=UTC),
+        metadata=metadata,
+    )
+    try:
+        promoted = promote(message)
+    except TypeError as error:
+        return type(error)
+    return promoted.kind, promoted.promotion_note
+
+
+def _inferred_or_error(role: Role, content: Any, metadata: dict[str, Any]) -> object:
+    try:
+        return infer_kind(role, content, metadata)
+    except TypeError as error:
+        return type(error)
+
+
+def test_every_message_of_up_to_two_parts_promotes_to_the_kind_and_note_infer_kind_gives() -> None:
+    """``promote_rows`` decides a one-part tool or assistant message from that part's type itself, without
+    ``_kind_from_shape``: for every role, claim and content of up to two parts it must agree with ``infer_kind``,
+    failing where it fails (two parts, because only one may take the shortcut)."""
+    contents = [list(parts) for size in (0, 1, 2) for parts in itertools.product(_SHAPE_PARTS, repeat=size)]
+    for role, content, metadata in itertools.product(ROLES, contents, _SHAPE_METADATA):
+        assert _promoted_or_error(role, content, metadata) == _inferred_or_error(role, content, metadata), (
+            role,
+            content,
+            metadata,
+        )
+
+
+@given(
+    st.sampled_from(ROLES),
+    st.one_of(st.text(max_size=3), st.lists(st.sampled_from(_SHAPE_PARTS), max_size=4)),
+    st.sampled_from(_SHAPE_METADATA),
+)
+def test_any_shape_promotes_to_the_kind_and_note_infer_kind_gives(
+    role: Role, content: Any, metadata: dict[str, Any]
+) -> None:
+    """The same for text and longer contents."""
+    assert _promoted_or_error(role, content, metadata) == _inferred_or_error(role, content, metadata)
