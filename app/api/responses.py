@@ -9,7 +9,6 @@ responses holding such a message pay for it."""
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-import orjson
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from app import lossless_json
@@ -31,16 +30,6 @@ class EncodedJsonResponse(Response):
     """A JSON body encoded beforehand (in a worker thread, when large: ``encode_json``)."""
 
     media_type = "application/json"
-
-
-def json_with_fragments(content: Mapping[str, Any], plain: Mapping[str, Any]) -> Response:
-    """``content``, which holds JSON encoded beforehand (``orjson.Fragment``), or ``plain``, the same body
-    without fragments, when something else in it holds an unpaired surrogate: only the standard library writes
-    those, and it cannot write a fragment."""
-    try:
-        return EncodedJsonResponse(orjson.dumps(content))
-    except orjson.JSONEncodeError:
-        return EncodedJsonResponse(encode_json(plain))
 
 
 def encode_json(content: Any) -> bytes:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
+import xxhash
 
 from app.engine.model_ref import model_ref
 from app.errors import InvalidInput
@@ -222,7 +223,8 @@ class PromptPrefix:
 
     units: int
     digest: str
-    """sha256 of the prefix's bytes, as each piece serializes (key order included)."""
+    """XXH3-128 of the prefix's bytes, as each piece serializes (key order included), each piece after its
+    length: a change detector, not a secret (the same prefix always gives the same digest)."""
     length: int
     """The prefix's length in bytes."""
     total_length: int
@@ -241,12 +243,11 @@ class PrefixResume:
 
     units: int
     state: Any
-    """The sha256 object after the head and the first ``units`` units (copied before each use)."""
+    """The digest's state after the head and the first ``units`` units (copied before each use)."""
     length: int
     """Bytes hashed: the head's and the units'."""
     head_lengths: tuple[int, ...]
     unit_lengths: tuple[int, ...]
-    units_json: tuple[bytes, ...]
 
 
 class CannotResume(ValueError):
@@ -255,17 +256,14 @@ class CannotResume(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Measured:
-    """One pass over a payload: its stable prefix, whether it starts with an earlier one, each piece's size
-    (head pieces, then history units), which placing breakpoints reads instead of serializing again, and each
-    history unit encoded, which the response sends instead of encoding the payload again."""
+    """One pass over a payload: its stable prefix, whether it starts with an earlier one, and each piece's
+    size (head pieces, then history units), which placing breakpoints reads instead of serializing again."""
 
     prefix: PromptPrefix
     unchanged: bool | None
     """Whether the payload starts with the ``previous`` prefix given (``None``: none was given)."""
     head_lengths: tuple[int, ...]
     unit_lengths: tuple[int, ...]
-    units_json: list[bytes]
-    """Each history unit as JSON, before any cache mark was placed."""
     resume: PrefixResume | None = None
     """Where a later measure can start (``keep_at``), when one was asked for."""
 
@@ -294,33 +292,36 @@ def measure_prefix(
         compared = None  # fewer units than the previous prefix held: it cannot be unchanged
     wanted = {units} | {point for point in (compared, keep_at) if point is not None and point <= len(history)}
     if resume is None:
-        digest, start, length = hashlib.sha256(), 0, 0
+        digest, start, length = xxhash.xxh3_128(), 0, 0
         head_lengths: tuple[int, ...] = ()
         lengths: list[int] = []
-        encoded: list[bytes] = []
         for piece in [payload.get(key) for key in _head_keys(provider)] if head else []:
             data = orjson.dumps(piece)
             head_lengths += (len(data),)
-            _hash_piece(digest, data)
+            digest.update(len(data).to_bytes(8, "big"))
+            digest.update(data)
             length += len(data)
     else:
         if min(wanted) < resume.units:
             raise CannotResume(f"a point before unit {resume.units} was asked for")
         digest, start, length = resume.state.copy(), resume.units, resume.length
-        head_lengths, lengths, encoded = resume.head_lengths, list(resume.unit_lengths), list(resume.units_json)
-    hashed = max(wanted)
+        head_lengths, lengths = resume.head_lengths, list(resume.unit_lengths)
+    # One unit at a time, serialized, hashed up to the last point asked for and let go: holding a long
+    # history's bytes costs more than encoding it (fresh memory, page by page).
+    update = digest.update
     at: dict[int, tuple[Any, int]] = {}
+    last = max(wanted)
     for n in range(start, len(history)):
         if n in wanted:
             at[n] = (digest.copy(), length)
         data = orjson.dumps(history[n])
         lengths.append(len(data))
-        encoded.append(data)
-        if n < hashed:
-            _hash_piece(digest, data)
+        if n < last:
+            update(len(data).to_bytes(8, "big"))
+            update(data)
             length += len(data)
-    if hashed in wanted:
-        at[hashed] = (digest, length)
+    if last in wanted:
+        at[last] = (digest, length)
     head_length = sum(head_lengths)
     prefix = PromptPrefix(units, at[units][0].hexdigest(), at[units][1], head_length + sum(lengths))
     unchanged: bool | None = None
@@ -330,15 +331,8 @@ def measure_prefix(
     kept = None
     if keep_at is not None and keep_at in at:
         state, kept_length = at[keep_at]
-        kept = PrefixResume(
-            keep_at, state.copy(), kept_length, head_lengths, tuple(lengths[:keep_at]), tuple(encoded[:keep_at])
-        )
-    return Measured(prefix, unchanged, head_lengths, tuple(lengths), encoded, kept)
-
-
-def _hash_piece(digest: Any, data: bytes) -> None:
-    digest.update(len(data).to_bytes(8, "big"))
-    digest.update(data)
+        kept = PrefixResume(keep_at, state.copy(), kept_length, head_lengths, tuple(lengths[:keep_at]))
+    return Measured(prefix, unchanged, head_lengths, tuple(lengths), kept)
 
 
 def prompt_prefix(

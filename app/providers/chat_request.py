@@ -11,8 +11,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-import orjson
-
 from app.engine.kinds import Kind
 from app.projections.types import Diagnostics, ProjectedMessage, Projection, Repair
 from app.providers.caching import (
@@ -23,7 +21,6 @@ from app.providers.caching import (
     answered_tail,
     check_cache,
     history_key,
-    history_units,
     measure_prefix,
     place_breakpoints,
     stable_units,
@@ -53,16 +50,6 @@ class ChatRequest:
     """The cache breakpoints placed, by name (``app.providers.caching``)."""
     unchanged: bool | None = None
     """Whether the payload starts with the ``previous`` prefix given (``None``: none was given)."""
-    history_json: list[bytes] | None = None
-    """The payload's history units, each encoded as JSON, marks included: measuring the prefix encodes them
-    anyway, and a long history's encoding is most of what sending the payload costs."""
-
-    def encoded_payload(self) -> dict[str, Any]:
-        """The payload with its history as encoded JSON, for orjson to write without encoding it again."""
-        key = history_key(self.provider)
-        if self.history_json is None or not isinstance(self.payload.get(key), list):
-            return self.payload
-        return {**self.payload, key: list(map(orjson.Fragment, self.history_json))}
 
 
 class RepairStages(NamedTuple):
@@ -231,10 +218,6 @@ def finish_chat_request(
     if cache is not None:
         target = replace(cache, summary_text=draft.summary_text)
         placed = place_breakpoints(provider, draft.model, payload, target, measured)
-    history = measured.units_json
-    units = history_units(provider, payload)
-    for marked in placed.units:
-        history[marked] = orjson.dumps(units[marked])
     request = ChatRequest(
         provider,
         draft.model,
@@ -243,7 +226,6 @@ def finish_chat_request(
         measured.prefix,
         placed.names,
         measured.unchanged,
-        history,
     )
     return Finished(request, measured.resume)
 

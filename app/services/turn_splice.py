@@ -83,9 +83,8 @@ class KeptTurn:
 
     @property
     def size(self) -> int:
-        """Estimated bytes beyond the kept window's: the units' encoding and each unit's and message's shell."""
-        encoded = sum(map(len, self.resume.units_json))
-        return encoded + UNIT_OVERHEAD * (len(self.units) + len(self.view) + len(self.ids_before))
+        """Estimated bytes beyond the kept window's (whose text the units and messages share): their shells."""
+        return UNIT_OVERHEAD * (len(self.units) + len(self.view) + len(self.ids_before))
 
 
 @dataclass(frozen=True, slots=True)

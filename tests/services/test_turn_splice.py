@@ -2,7 +2,7 @@
 
 Random histories (interrupted calls, orphans, reused ids, reminders, media, foreign reasoning, compactions)
 grow by random turns one batch at a time, as an agent appends them; after every batch each target is built
-twice: whole, and spliced from what the previous batch's build kept. Payload, encoded history, diagnostics,
+twice: whole, and spliced from what the previous batch's build kept. Payload, diagnostics,
 model view, prefix and breakpoints must agree, with and without tool definitions (without them, a history
 holding tool calls gets a placeholder tool, which the tail must build alike).
 """
@@ -61,7 +61,6 @@ def _answer(turn: TurnBuild) -> tuple[Any, ...]:
     built: ChatRequest = turn.request
     return (
         orjson.dumps(built.payload),
-        orjson.dumps(built.encoded_payload()),
         built.diagnostics,
         turn.view,
         built.prefix,

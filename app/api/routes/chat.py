@@ -6,7 +6,7 @@ from app.api.bodies import chat_ask, chat_diagnostics_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.idempotency import WRITES_NOTHING
 from app.api.off_loop import OffLoopRoute
-from app.api.responses import json_with_fragments
+from app.api.responses import OrjsonResponse
 from app.api.schemas import ChatRequestBody, ChatResponseBody
 from app.services.chat import build_chat
 
@@ -23,12 +23,13 @@ async def chat(
         database, state.model_windows, settings, principal.tenant_id, ask, reuse=state.window_reuse
     )
     built = answer.request
-    sent = {
-        "provider": built.provider,
-        "model": built.model,
-        "agent": answer.agent,
-        "payload": built.payload,
-        "diagnostics": chat_diagnostics_body(built.diagnostics, answer.prefix_break),
-        "context": answer.context.as_dict(),
-    }
-    return json_with_fragments({**sent, "payload": built.encoded_payload()}, sent)
+    return OrjsonResponse(
+        {
+            "provider": built.provider,
+            "model": built.model,
+            "agent": answer.agent,
+            "payload": built.payload,
+            "diagnostics": chat_diagnostics_body(built.diagnostics, answer.prefix_break),
+            "context": answer.context.as_dict(),
+        }
+    )
