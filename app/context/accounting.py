@@ -226,17 +226,22 @@ def account_context(
     """
     if view is None:
         view = project_model(messages, ctx)
-    sent = list(_costed(view, messages))
     applied = view.diagnostics.applied_compact_boundary_id
     # Usage recorded before the applied boundary counted the history that compaction replaced: stale.
     stale_through = next((m.seq for m in messages if m.id == applied), -math.inf) if applied else -math.inf
-    totals = dict.fromkeys(_SECTION_NAMES, 0)
-    reasoning = 0
-    for _, section, tokens, with_reasoning in sent:
-        totals[section] += tokens
-        reasoning += with_reasoning
     # A usage counts whether or not the view sends its message: an answer left empty measured the context too.
     candidates = [m for m in messages if "usage" in m.metadata and m.seq > stale_through]
+    anchor = _anchor(candidates, target_ref(ctx.provider, ctx.model), ctx.run_models)
+    anchor_seq = math.inf if anchor is None else anchor.seq
+    totals = dict.fromkeys(_SECTION_NAMES, 0)
+    reasoning = 0
+    after_anchor = 0
+    # One pass over what the view sends: a whole live history's worth on every request.
+    for message, section, tokens, with_reasoning in _costed(view, messages):
+        totals[section] += tokens
+        reasoning += with_reasoning
+        if message.seq > anchor_seq:
+            after_anchor += tokens + with_reasoning
     sections = TokenSections(
         system=max(request_tokens, 0) + totals["system"],
         summary=totals["summary"],
@@ -244,11 +249,10 @@ def account_context(
         tool_results=totals["tool_results"],
         reasoning=reasoning,
     )
-    anchor = _anchor(candidates, target_ref(ctx.provider, ctx.model), ctx.run_models)
     if anchor is None:
         total, after = sections.total, sections.total
     else:
-        after = sum(tokens + with_reasoning for message, _, tokens, with_reasoning in sent if message.seq > anchor.seq)
+        after = after_anchor
         total = anchor.tokens + after
     threshold, due, reason = _decision(window, total, policy, max_output_tokens)
     return ContextReport(

@@ -108,7 +108,9 @@ def cache_usage(messages: Sequence[EngineMessage], history_tokens: int) -> Cache
     calls = [
         (message.id, usage)
         for message in messages
-        if message.role == "assistant" and (usage := token_usage(message.metadata.get("usage"))) is not None
+        if message.role == "assistant"
+        and "usage" in message.metadata
+        and (usage := token_usage(message.metadata["usage"])) is not None
     ]
     last = CallCache(*calls[-1]) if calls else None
     total = CallCache(None, sum((usage for _, usage in calls), TokenUsage()))

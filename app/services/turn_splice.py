@@ -285,19 +285,23 @@ def _tail(build_tail: BuildTail, messages: Sequence[EngineMessage]) -> tuple[Pro
 
 
 def mentioned_ids(messages: Iterable[EngineMessage]) -> set[str]:
-    """Every tool call and approval id the messages' parts mention."""
+    """Every tool call and approval id the messages' parts mention (a whole window's, when a turn is first
+    kept: one lookup per key and part)."""
     found: set[str] = set()
+    add = found.add
     for message in messages:
         content = message.content
-        if isinstance(content, str):
+        if content.__class__ is str:
             continue
         for part in content:
-            if isinstance(part, dict):
-                found.update(value for key in _ID_KEYS if isinstance(value := part.get(key), str))
+            if part.__class__ is dict:
+                call = part.get("toolCallId")
+                if call.__class__ is str:
+                    add(call)
+                approval = part.get("approvalId")
+                if approval.__class__ is str:
+                    add(approval)
     return found
-
-
-_ID_KEYS = ("toolCallId", "approvalId")
 
 
 MAX_CUTS_TRIED = 10
