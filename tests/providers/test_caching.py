@@ -12,7 +12,9 @@ from app.providers.caching import (
     AUTO,
     NO_CACHE,
     CacheTarget,
+    CannotResume,
     InvalidCache,
+    measure_prefix,
     min_cacheable_tokens,
     parse_cache,
     prompt_cache_key,
@@ -184,3 +186,18 @@ def test_finishing_a_draft_marks_copies_and_leaves_the_draft_as_it_was() -> None
     assert first.breakpoints == ["tools", "system", "summary", "history"]
     assert orjson.dumps(draft.payload) == before
     assert orjson.dumps(first.payload) == orjson.dumps(second.payload) != before
+
+
+def test_a_measure_resumed_after_kept_units_gives_the_whole_measure() -> None:
+    """A later turn measures only the units after the ones an earlier measure kept; a point before them (a
+    previous prefix another process remembered) cannot be read off a resume."""
+    built = _build("anthropic", "claude-sonnet-4-5", None, summary=True)
+    payload = built.payload
+    whole = measure_prefix("anthropic", payload, 5, keep_at=3)
+    assert whole.resume is not None and whole.resume.units == 3
+    resumed = measure_prefix("anthropic", payload, 5, resume=whole.resume)
+    assert resumed.prefix == whole.prefix and resumed.unit_lengths == whole.unit_lengths
+    earlier = measure_prefix("anthropic", payload, 2).prefix
+    with pytest.raises(CannotResume):
+        measure_prefix("anthropic", payload, 5, resume=whole.resume, previous=earlier)
+    assert measure_prefix("anthropic", payload, 5, previous=earlier).unchanged is True
