@@ -24,3 +24,5 @@ class EngineMessage:
     """Why a ``runtimeKind`` was ignored, when it was; the debug view shows it."""
     unusual_text: bool = False
     """Content or metadata holds a NUL or an unpaired UTF-16 surrogate (marked at write time)."""
+    stored_bytes: int = 0
+    """``PersistedMessage.stored_bytes``."""

@@ -28,3 +28,6 @@ class PersistedMessage:
     unusual_text: bool = False
     """Marked at write time: content or metadata holds a NUL or an unpaired UTF-16 surrogate, which some
     providers refuse; only such messages are cleaned on their way into a provider payload."""
+    stored_bytes: int = 0
+    """The stored JSON of content and metadata, in bytes, as the store read it (0 for a message not read from
+    it): what the memory a kept window holds is estimated by, without walking its parts."""

@@ -95,7 +95,7 @@ def promote_rows(rows: Iterable[Sequence[Any]]) -> list[EngineMessage]:
     engine_message = EngineMessage
     out: list[EngineMessage] = []
     append = out.append
-    for id_, session_id, seq, role, content, created_at, metadata, run_id, token_estimate, unusual in rows:
+    for id_, session_id, seq, role, content, created_at, metadata, run_id, token_estimate, unusual, stored in rows:
         note = None
         if metadata and (
             "runtimeKind" in metadata or (role == "assistant" and ("summary" in metadata or "result" in metadata))
@@ -109,7 +109,19 @@ def promote_rows(rows: Iterable[Sequence[Any]]) -> list[EngineMessage]:
             kind = role_kinds(role) or from_shape(role, content)
         append(
             engine_message(
-                id_, session_id, seq, role, kind, content, created_at, metadata, run_id, token_estimate, note, unusual
+                id_,
+                session_id,
+                seq,
+                role,
+                kind,
+                content,
+                created_at,
+                metadata,
+                run_id,
+                token_estimate,
+                note,
+                unusual,
+                stored,
             )
         )
     return out
@@ -126,7 +138,17 @@ def opencode_summary(role: Role, metadata: dict[str, Any] | None) -> bool:
 
 
 _PERSISTED_FIELDS = attrgetter(
-    "id", "session_id", "seq", "role", "content", "created_at", "metadata", "run_id", "token_estimate", "unusual_text"
+    "id",
+    "session_id",
+    "seq",
+    "role",
+    "content",
+    "created_at",
+    "metadata",
+    "run_id",
+    "token_estimate",
+    "unusual_text",
+    "stored_bytes",
 )
 """A ``PersistedMessage`` as the row ``promote_rows`` takes."""
 

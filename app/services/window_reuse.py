@@ -164,7 +164,10 @@ def window_size(messages: Sequence[EngineMessage], kept: KeptWindow | None = Non
 
 
 def message_size(message: EngineMessage) -> int:
-    """A promoted message's memory, estimated from its text (a string costs about its length)."""
+    """A promoted message's memory, estimated from its stored JSON when the store read it (about its text's
+    length: a string costs about its length), else from its text."""
+    if message.stored_bytes:
+        return MESSAGE_OVERHEAD + message.stored_bytes
     content = message.content
     if isinstance(content, str):
         return MESSAGE_OVERHEAD + len(content)

@@ -43,8 +43,12 @@ MESSAGE_COLUMNS = core_columns(messages, MessageRecord._fields)
 
 # The SQL below is assembled from these constants only; every value is a bind parameter.
 _READ_COLUMNS = select_list(MessageRecord._fields)
-_PERSISTED_COLUMNS = select_list([field.name for field in dataclasses.fields(PersistedMessage)])
-"""``PersistedMessage``'s fields in declaration order: the row ``promote_rows`` takes."""
+_PERSISTED_FIELDS = [field.name for field in dataclasses.fields(PersistedMessage)]
+_PERSISTED_COLUMNS = select_list(
+    [name if name != "stored_bytes" else "content_bytes + metadata_bytes" for name in _PERSISTED_FIELDS]
+)
+"""``PersistedMessage``'s fields in declaration order: the row ``promote_rows`` takes (``stored_bytes`` from
+the generated size columns)."""
 
 _SCOPE = "tenant_id = $1 AND session_id = $2"
 
@@ -137,8 +141,8 @@ rows go in after the last seq, and the notice is sent on commit. It writes nothi
 stored or the session does not exist; a concurrent append of the same id (which this statement's snapshot
 cannot see) makes the insert fail on the unique id instead (``IdTakenMeanwhile``), and the caller falls back to
 ``append``."""
-_PERSISTED_UNUSUAL = itemgetter(len(_PERSISTED_COLUMNS.split(", ")) - 1)
-_PERSISTED_METADATA = [field.name for field in dataclasses.fields(PersistedMessage)].index("metadata")
+_PERSISTED_UNUSUAL = itemgetter(_PERSISTED_FIELDS.index("unusual_text"))
+_PERSISTED_METADATA = _PERSISTED_FIELDS.index("metadata")
 _RECORD_UNUSUAL = attrgetter("unusual_text")
 
 

@@ -1,7 +1,10 @@
 """The model view reads only the compaction window from storage, never the whole history."""
 
+from dataclasses import replace
+
 import httpx
 from fastapi import FastAPI
+from sqlalchemy import text
 
 from app.api.auth import DEFAULT_TENANT
 from app.engine.promotion import promote
@@ -72,4 +75,15 @@ async def test_window_messages_are_the_stored_rows_promoted_field_for_field(
         repository = MessageRepository(connection, DEFAULT_TENANT)
         window = await repository.live_history("s1")
         by_name = [promote(to_persisted(await repository.get("s1", message.id) or {})) for message in window]
-    assert window == by_name
+        sizes = dict(
+            (
+                await connection.execute(
+                    text(
+                        "SELECT id, octet_length(content::text) + octet_length(metadata::text)"
+                        " FROM messages WHERE session_id = 's1'"
+                    )
+                )
+            ).all()
+        )
+    assert [replace(message, stored_bytes=0) for message in window] == by_name
+    assert {message.id: message.stored_bytes for message in window} == sizes

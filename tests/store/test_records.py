@@ -40,7 +40,9 @@ def test_the_hand_written_message_reads_select_the_record_fields() -> None:
 
 
 def test_the_live_history_read_selects_what_promotion_takes() -> None:
+    """Every field a column of that name, but the stored size, which the generated size columns give."""
     persisted = [field.name for field in dataclasses.fields(PersistedMessage)]
-    assert set(persisted) <= set(messages.c.keys())
+    assert persisted[-1] == "stored_bytes" and set(persisted[:-1]) <= set(messages.c.keys())
+    columns = ", ".join([*persisted[:-1], "content_bytes + metadata_bytes"])
     for sql in (message_store._FROM_SEQ_SQL, message_store._BY_KINDS_SQL):
-        assert sql.startswith(f"SELECT {', '.join(persisted)} FROM messages ")
+        assert sql.startswith(f"SELECT {columns} FROM messages ")
