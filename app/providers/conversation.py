@@ -223,22 +223,23 @@ def _clean_as_is(parts: list[dict[str, Any]]) -> bool:
     if not parts:
         return False
     for part in parts:
+        # The parts of a long history, most frequent first (a match tries its cases in order).
         match part["type"]:
-            case "text":
-                if is_blank(part["text"]):
-                    return False
-            case "reasoning":
-                if is_blank(part["text"]) and not part.get("providerOptions"):
-                    return False
-            case "tool-call":
-                if not part["toolName"].strip() or not isinstance(part.get("input"), dict):
-                    return False
             case "tool-result":
                 output = part.get("output")
                 if not isinstance(output, dict) or output.get("type") not in _TEXT_OUTPUTS:
                     return False
                 value = output["value"]
                 if not isinstance(value, str) or is_blank(value):
+                    return False
+            case "tool-call":
+                if not part["toolName"].strip() or not isinstance(part.get("input"), dict):
+                    return False
+            case "text":
+                if is_blank(part["text"]):
+                    return False
+            case "reasoning":
+                if is_blank(part["text"]) and not part.get("providerOptions"):
                     return False
             case "tool-approval-request" | "tool-approval-response":
                 return False
