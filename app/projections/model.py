@@ -428,11 +428,15 @@ def _producer(message: EngineMessage) -> tuple[str | None, ...] | None:
     ``extra``. Only strings make a key (``None`` otherwise): ``1``, ``1.0`` and ``True`` are equal keys but not
     equal JSON."""
     metadata = message.metadata
-    key = (metadata.get("provider"), metadata.get("model"), metadata.get("finishReason"))
-    for value in key:
-        if value is not None and type(value) is not str:
-            return None
-    return key
+    provider, model, finish = metadata.get("provider"), metadata.get("model"), metadata.get("finishReason")
+    # Unrolled, not a loop over the key: this runs for every assistant message of a long history.
+    if (
+        (provider is None or type(provider) is str)
+        and (model is None or type(model) is str)
+        and (finish is None or type(finish) is str)
+    ):
+        return (provider, model, finish)
+    return None
 
 
 def _untouched_assistant_parts(parts: list[dict[str, Any]]) -> bool:
