@@ -91,7 +91,9 @@ def _settled_prefix(messages: list[Message]) -> int:
         if calls:
             if role != "tool" or len(message) != 2 or len(content) != len(calls) or not _clean_as_is(content):
                 return cut
-            for result, call in zip(content, calls, strict=True):
+            # By position, the lengths being equal: a zip with ``strict`` is a keyword call per tool message.
+            for position, call in enumerate(calls):
+                result = content[position]
                 if result["toolCallId"] != call["toolCallId"] or result["toolName"] != call["toolName"]:
                     return cut
             calls = []
