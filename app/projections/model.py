@@ -101,14 +101,25 @@ def build_view(messages: Sequence[EngineMessage], ctx: ProjectionContext, policy
     out: list[ProjectedMessage] = []
     if applied is not None:
         out.append(rules.summary(applied))
-    project = rules.project
+    rule_of = _RULE
     hidden_ids = diagnostics.hidden_message_ids
     reasons = diagnostics.reasons
     summary_id = applied.compaction.summary.id if applied is not None else None
+    boundary_id = applied.compaction.boundary.id if applied is not None else ""
     for message in ordered:
         if message.id == summary_id:
             continue
-        outcome = project(message)
+        metadata = message.metadata
+        # Two reasons hide any message before its kind's rule sees it; checked here rather than in a method
+        # of the rules, which would be one more call per message.
+        if applied is not None and message.seq < applied.tail_start_seq and message.id != boundary_id:
+            outcome: ProjectedMessage | Hidden = Hidden(before_window(boundary_id))
+        elif (
+            metadata and metadata.get("eligibleForModelContext") is False and message.kind is not Kind.COMPACT_BOUNDARY
+        ):
+            outcome = Hidden("eligibleForModelContext is false")
+        else:
+            outcome = rule_of[message.kind](rules, message)
         if type(outcome) is Hidden:
             hidden_ids.append(message.id)
             reasons.setdefault(message.id, []).append(outcome.reason)
@@ -161,7 +172,8 @@ class _Rules:
             native_allowed=policy.native_reasoning,
         )
         self.readable = ctx.readable_media if policy.media_style == "explain" else ()
-        self._plain: dict[tuple[str | None, ...], ProjectedMetadata] = {}
+        self.view = policy.view
+        self._shared: dict[tuple[str | None, ...], ProjectedMetadata] = {}
 
     def summary(self, applied: AppliedCompaction) -> ProjectedMessage:
         boundary, summary = applied.compaction.boundary, applied.compaction.summary
@@ -171,19 +183,6 @@ class _Rules:
         )
         text = summary_frame(SUMMARY_PREAMBLE, plain_text(summary.content))
         return self._message(summary, "user", text, ["wrapped in <summary> as earlier history"])
-
-    def project(self, message: EngineMessage) -> ProjectedMessage | Hidden:
-        applied = self.applied
-        if (
-            applied is not None
-            and message.seq < applied.tail_start_seq
-            and message.id != applied.compaction.boundary.id
-        ):
-            return Hidden(before_window(applied.compaction.boundary.id))
-        metadata = message.metadata
-        if metadata and metadata.get("eligibleForModelContext") is False and message.kind is not Kind.COMPACT_BOUNDARY:
-            return Hidden("eligibleForModelContext is false")
-        return _RULE[message.kind](self, message)
 
     def _user(self, message: EngineMessage) -> ProjectedMessage | Hidden:
         content, notes = readable_content(message.content, self.readable, self.policy.media_style)
@@ -236,7 +235,7 @@ class _Rules:
         if content and _untouched_assistant_parts(content):
             # No reasoning, no provider options, no blank text: no rule changes these parts, so the
             # stored list is passed on as it is (nothing downstream edits a projected message in place).
-            return self._message(message, "assistant", content, [])
+            return self._unchanged(message, "assistant", content)
         metadata = message.metadata
         produced = producer(metadata, self.ctx.run_models.get(message.run_id) if message.run_id else None)
         parts, notes, reasoning = reasoning_for_model(content, metadata, produced, self.reasoning)
@@ -254,7 +253,7 @@ class _Rules:
         compacted = bool(metadata.get("compactedAt")) if metadata else False
         if not compacted and self.ctx.include_tool_results and _untouched_results(content, self.soft_limit):
             # Every result is non-blank text within the soft limit: the stored parts go out as they are.
-            return self._message(message, "tool", content, [])
+            return self._unchanged(message, "tool", content)
         policy = ResultPolicy(
             compacted=compacted,
             include=self.ctx.include_tool_results,
@@ -347,20 +346,27 @@ class _Rules:
             self.diagnostics.reasons.setdefault(message.id, []).extend(notes)
         if truncated:
             self.diagnostics.truncated_message_ids.append(message.id)
-        if notes or truncated or compacted:
-            metadata = ProjectedMetadata(False, False, truncated, compacted, tuple(notes), _extra(message))
-        else:
-            # Most messages carry nothing but their producer: one shared (frozen) metadata per distinct
-            # producer in this projection instead of one per message.
-            key = _producer(message)
-            shared = self._plain.get(key) if key is not None else None
-            if shared is None:
-                shared = ProjectedMetadata(extra=_extra(message))
-                if key is not None:
-                    self._plain[key] = shared
-            metadata = shared
+        if not (notes or truncated or compacted):
+            return self._unchanged(message, role, content, reasoning)
+        metadata = ProjectedMetadata(False, False, truncated, compacted, tuple(notes), _extra(message))
         return ProjectedMessage(
-            self.policy.view, role, message.kind, (message.id,), content, metadata, reasoning, message.unusual_text
+            self.view, role, message.kind, (message.id,), content, metadata, reasoning, message.unusual_text
+        )
+
+    def _unchanged(
+        self, message: EngineMessage, role: Role, content: Content, reasoning: tuple[dict[str, Any], ...] = ()
+    ) -> ProjectedMessage:
+        """``_message`` with nothing to note, which the fast paths call directly (most messages). Most carry
+        nothing but their producer: one shared (frozen) metadata per distinct producer in this projection
+        instead of one per message."""
+        key = _producer(message) if message.role == "assistant" else _NO_PRODUCER
+        shared = self._shared.get(key) if key is not None else None
+        if shared is None:
+            shared = ProjectedMetadata(extra=_extra(message))
+            if key is not None:
+                self._shared[key] = shared
+        return ProjectedMessage(
+            self.view, role, message.kind, (message.id,), content, shared, reasoning, message.unusual_text
         )
 
 
@@ -413,17 +419,24 @@ def _extra(message: EngineMessage) -> dict[str, Any]:
     return {key: metadata[key] for key in _EXTRA_KEYS if metadata.get(key) is not None}
 
 
+_NO_PRODUCER: tuple[str | None, ...] | None = ()
+"""The key of every message but an assistant one: its ``extra`` is empty."""
+
+
 def _producer(message: EngineMessage) -> tuple[str | None, ...] | None:
-    """What ``_extra`` is made of, as a key: messages with equal keys get equal ``extra``. Only strings
-    make a key (``None`` otherwise): ``1``, ``1.0`` and ``True`` are equal keys but not equal JSON."""
-    if message.role != "assistant":
-        return ()
+    """What ``_extra`` is made of for an assistant message, as a key: messages with equal keys get equal
+    ``extra``. Only strings make a key (``None`` otherwise): ``1``, ``1.0`` and ``True`` are equal keys but not
+    equal JSON."""
     metadata = message.metadata
-    key = (metadata.get("provider"), metadata.get("model"), metadata.get("finishReason"))
-    for value in key:
-        if value is not None and type(value) is not str:
-            return None
-    return key
+    provider, model, finish = metadata.get("provider"), metadata.get("model"), metadata.get("finishReason")
+    # Unrolled, not a loop over the key: this runs for every assistant message of a long history.
+    if (
+        (provider is None or type(provider) is str)
+        and (model is None or type(model) is str)
+        and (finish is None or type(finish) is str)
+    ):
+        return (provider, model, finish)
+    return None
 
 
 def _untouched_assistant_parts(parts: list[dict[str, Any]]) -> bool:

@@ -36,24 +36,26 @@ def needs_pairing_repairs(messages: list[ProjectedMessage]) -> bool:
     pending: set[str] = set()
     for message in messages:
         role = message.role
-        if pending and role != "tool":
-            return True
         content = message.content
-        if role == "assistant":
-            pending = set()
+        if role == "tool":
             if not isinstance(content, str):
-                # call_ids, inlined: this walk runs over every message of a long history.
                 for part in content:
-                    if isinstance(part, dict) and part.get("type") == "tool-call":
-                        pending.add(str(part.get("toolCallId")))
-                seen.update(pending)
-        elif role == "tool" and not isinstance(content, str):
+                    if part.get("type") == "tool-result":
+                        call_id = part.get("toolCallId")
+                        if call_id not in seen:
+                            return True
+                        pending.discard(call_id)  # found in ``seen``: one of its strings
+            continue
+        if pending:
+            return True
+        if role == "assistant" and not isinstance(content, str):
+            # call_ids, inlined: this walk runs over every message of a long history. Nothing is pending here
+            # (it would have answered above), so this turn's calls are the pending ones.
             for part in content:
-                if part.get("type") == "tool-result":
-                    call_id = part.get("toolCallId")
-                    if call_id not in seen:
-                        return True
-                    pending.discard(str(call_id))
+                if isinstance(part, dict) and part.get("type") == "tool-call":
+                    call_id = str(part.get("toolCallId"))
+                    pending.add(call_id)
+                    seen.add(call_id)
     return False
 
 

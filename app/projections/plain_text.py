@@ -16,6 +16,6 @@ def plain_text(content: Content) -> str:
 
 
 def is_blank(text: str) -> bool:
-    # strip() copies the whole text (tool outputs run to kilobytes); a first character that is not
-    # whitespace answers at once, and isspace and strip agree on what whitespace is.
-    return not text or (text[0].isspace() and not text.strip())
+    # strip() copies the whole text (tool outputs run to kilobytes); isspace stops at the first character that
+    # is not whitespace, and isspace and strip agree on what whitespace is.
+    return not text or text.isspace()

@@ -59,14 +59,10 @@ def to_anthropic(
     uses_tools = False
     pending_media: list[Media] = []
     for index, message in enumerate(settled.messages):
+        # The roles of a long history, most frequent first (a match tries its cases in order).
         match message["role"]:
-            case "system":
-                repairs.append(
-                    Repair("system-note-as-user", "anthropic: a later system note sent as wrapped user text")
-                )
-                _add(turns, "user", [{"type": "text", "text": wrap_system_note(message["content"])}], repairs)
-            case "user":
-                _add(turns, "user", [_user_block(part, repairs) for part in message["content"]], repairs)
+            case "tool":
+                _add(turns, "user", _tool_results(message["content"], tool_ids, repairs), repairs)
             case "assistant":
                 blocks = _assistant_blocks(message["content"], tool_ids, pending_media, repairs)
                 uses_tools = uses_tools or any(block["type"] == "tool_use" for block in blocks)
@@ -76,8 +72,13 @@ def to_anthropic(
                     repairs.append(
                         Repair("empty-message", "anthropic: dropped an assistant turn with nothing it can carry")
                     )
-            case "tool":
-                _add(turns, "user", [_tool_result(part, tool_ids, repairs) for part in message["content"]], repairs)
+            case "user":
+                _add(turns, "user", [_user_block(part, repairs) for part in message["content"]], repairs)
+            case "system":
+                repairs.append(
+                    Repair("system-note-as-user", "anthropic: a later system note sent as wrapped user text")
+                )
+                _add(turns, "user", [{"type": "text", "text": wrap_system_note(message["content"])}], repairs)
             case other:
                 unsettled("anthropic", f"a {other!r} message")
         if pending_media and _next_role(settled.messages, index) != "tool":
@@ -433,11 +434,15 @@ def _media_block(media: Media, repairs: list[Repair]) -> dict[str, Any]:
     return {"type": "text", "text": unreadable(media)}
 
 
-def _tool_result(part: dict[str, Any], tool_ids: list[str], repairs: list[Repair]) -> dict[str, Any]:
-    tool_use_id = part["toolCallId"]
-    tool_ids.append(tool_use_id)
-    output = part["output"]
-    return _text_result(tool_use_id, output) or _read_result(tool_use_id, output, repairs)
+def _tool_results(parts: list[dict[str, Any]], tool_ids: list[str], repairs: list[Repair]) -> list[dict[str, Any]]:
+    """A tool message's ``tool_result`` blocks; its ids go on ``tool_ids``. One loop, not a call per result."""
+    blocks = []
+    for part in parts:
+        tool_use_id = part["toolCallId"]
+        tool_ids.append(tool_use_id)
+        output = part["output"]
+        blocks.append(_text_result(tool_use_id, output) or _read_result(tool_use_id, output, repairs))
+    return blocks
 
 
 def _text_result(tool_use_id: str, output: dict[str, Any]) -> dict[str, Any] | None:

@@ -94,7 +94,9 @@ def _settled_prefix(messages: list[Message]) -> int:
         if calls:
             if role != "tool" or len(message) != 2 or len(content) != len(calls) or not _clean_as_is(content):
                 return cut
-            for result, call in zip(content, calls, strict=True):
+            # By position, the lengths being equal: a zip with ``strict`` is a keyword call per tool message.
+            for position, call in enumerate(calls):
+                result = content[position]
                 if result["toolCallId"] != call["toolCallId"] or result["toolName"] != call["toolName"]:
                     return cut
             calls = []
@@ -226,22 +228,23 @@ def _clean_as_is(parts: list[dict[str, Any]]) -> bool:
     if not parts:
         return False
     for part in parts:
+        # The parts of a long history, most frequent first (a match tries its cases in order).
         match part["type"]:
-            case "text":
-                if is_blank(part["text"]):
-                    return False
-            case "reasoning":
-                if is_blank(part["text"]) and not part.get("providerOptions"):
-                    return False
-            case "tool-call":
-                if not part["toolName"].strip() or not isinstance(part.get("input"), dict):
-                    return False
             case "tool-result":
                 output = part.get("output")
                 if not isinstance(output, dict) or output.get("type") not in _TEXT_OUTPUTS:
                     return False
                 value = output["value"]
                 if not isinstance(value, str) or is_blank(value):
+                    return False
+            case "tool-call":
+                if not part["toolName"].strip() or not isinstance(part.get("input"), dict):
+                    return False
+            case "text":
+                if is_blank(part["text"]):
+                    return False
+            case "reasoning":
+                if is_blank(part["text"]) and not part.get("providerOptions"):
                     return False
             case "tool-approval-request" | "tool-approval-response":
                 return False

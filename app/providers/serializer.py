@@ -25,10 +25,21 @@ from app.providers.chat_message import PART_KEYS, REQUIRED_STRINGS, ROLE_PARTS, 
 from app.providers.media import part_media
 from app.providers.sendable_text import Changes, clean_text, cleaned
 
-_Shape = tuple[frozenset[str], tuple[str, ...]]
+_Shape = tuple[frozenset[str], str, str]
+
+
+def _shape(part_type: str) -> _Shape:
+    """The keys a part of ``part_type`` may hold and the (at most two) keys that must be strings, padded with
+    ``type`` (a string in any part whose type was looked up), so that checking them takes no loop."""
+    required = REQUIRED_STRINGS[part_type]
+    if len(required) > 2:
+        raise ValueError(f"{part_type} parts require more than two strings: give _shape a longer tuple")
+    first, second = (*required, "type", "type")[:2]
+    return PART_KEYS[part_type], first, second
+
+
 _AS_IS: dict[str, dict[str | None, _Shape]] = {
-    role: {part_type: (PART_KEYS[part_type], REQUIRED_STRINGS[part_type]) for part_type in part_types}
-    for role, part_types in ROLE_PARTS.items()
+    role: {part_type: _shape(part_type) for part_type in part_types} for role, part_types in ROLE_PARTS.items()
 }
 """Per role, the part types it carries as they are, each with the keys it may hold and the keys that must be
 strings: one lookup per part answers "known type" and "allowed for the role" together."""
@@ -70,9 +81,22 @@ def _serialized(
                 if "text" in shapes:
                     converted.append({"role": role, "content": [{"type": "text", "text": content}]})
                     continue
-            elif _fits_as_is(content, shapes):
-                converted.append({"role": role, "content": content})
-                continue
+            else:
+                # What ``_clean_part`` and ``_fit`` would keep unchanged, checked without building anything (and
+                # without a call per message): dict parts of a type the role carries, with their required
+                # strings and no other keys (an assistant image is never as-is: it becomes a file part).
+                for part in content:
+                    shape = shapes.get(part.get("type")) if isinstance(part, dict) else None
+                    if (
+                        shape is None
+                        or not shape[0].issuperset(part)
+                        or not isinstance(part.get(shape[1]), str)
+                        or not isinstance(part.get(shape[2]), str)
+                    ):
+                        break
+                else:
+                    converted.append({"role": role, "content": content})
+                    continue
         chat = _convert(message, repairs)
         if chat is None:
             continue
@@ -144,7 +168,7 @@ def _sendable(message: ProjectedMessage, remove_nul: bool, repairs: list[Repair]
 
 
 def _convert(message: ProjectedMessage, repairs: list[Repair]) -> ChatMessage | None:
-    """A message ``_fits_as_is`` did not pass, part by part, with every change reported."""
+    """A message the as-is check in ``_serialized`` did not pass, part by part, with every change reported."""
     ids = message.source_message_ids
     content = message.content
     parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
@@ -161,22 +185,6 @@ def _convert(message: ProjectedMessage, repairs: list[Repair]) -> ChatMessage | 
             return cast(ChatMessage, {"role": "assistant", "content": _fit(kept, "assistant", ids, repairs)})
         case "tool":
             return cast(ChatMessage, {"role": "tool", "content": _fit(kept, "tool", ids, repairs)})
-
-
-def _fits_as_is(parts: list[Any], shapes: dict[str | None, _Shape]) -> bool:
-    """What ``_clean_part`` and ``_fit`` would keep unchanged, without building anything: dict parts of a
-    type the role carries (``shapes``, from ``_AS_IS``), with their required strings and no other keys (an
-    assistant image is never as-is: it becomes a file part)."""
-    for part in parts:
-        if not isinstance(part, dict):
-            return False
-        shape = shapes.get(part.get("type"))
-        if shape is None or not shape[0].issuperset(part):
-            return False
-        for key in shape[1]:
-            if not isinstance(part.get(key), str):
-                return False
-    return True
 
 
 def _clean_part(given: Any, message: ProjectedMessage, repairs: list[Repair]) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""What counts as blank: ``is_blank`` answers from the first character when it can, as ``strip`` would."""
+"""What counts as blank: ``is_blank`` says what ``strip`` would, without copying the text."""
 
 from hypothesis import given
 from hypothesis import strategies as st
