@@ -16,11 +16,11 @@ Pure: engine messages, the model view of them, a window and a policy in, a seria
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from typing import Any, Literal, assert_never
 
-from app.context.cache_report import CacheReport, cache_usage
+from app.context.cache_report import CacheReport, CallTally, call_tally
 from app.context.config import ThresholdPolicy
 from app.context.window import ContextWindow
 from app.engine.kinds import Kind
@@ -29,7 +29,7 @@ from app.engine.model_ref import ModelRef, model_ref, producer, same_model, targ
 from app.engine.tokens import estimate_tokens
 from app.projections.model import project_model
 from app.projections.tool_output import ResultPolicy, result_for_model
-from app.projections.types import Projection, ProjectionContext
+from app.projections.types import ProjectedMessage, Projection, ProjectionContext
 
 DEFAULT_CONTEXT = ProjectionContext()
 
@@ -176,17 +176,17 @@ class SentMessage:
 def sent_messages(view: Projection, messages: Sequence[EngineMessage]) -> list[SentMessage]:
     """Each message the model view ``view`` of ``messages`` sends, in the view's order, with its cost: the
     stored estimate when the view sends the stored content as it is, else the estimate of what it sends."""
-    return [SentMessage(*each) for each in _costed(view, messages)]
+    return [SentMessage(*each) for each in _costed(view.messages, messages)]
 
 
 _Costed = tuple[EngineMessage, Section, int, int]
 """``SentMessage``'s fields as a plain tuple: the count reads a whole live history of them on every request."""
 
 
-def _costed(view: Projection, messages: Sequence[EngineMessage]) -> Iterator[_Costed]:
+def _costed(sent: Sequence[ProjectedMessage], messages: Sequence[EngineMessage]) -> Iterator[_Costed]:
     by_id = {message.id: message for message in reversed(messages)}  # the first given of an id, as the view
     sections = _SECTIONS
-    for projected in view.messages:
+    for projected in sent:
         (source_id,) = projected.source_message_ids
         message = by_id[source_id]
         content = projected.content
@@ -203,6 +203,58 @@ def model_costs(messages: Sequence[EngineMessage], ctx: ProjectionContext = DEFA
     send is absent), with the newest compaction applied: compactions and prunes are planned after it."""
     view = project_model(messages, replace(ctx, apply_compact_boundary=True))
     return {each.message.id: each.total for each in sent_messages(view, messages)}
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """What the count reads of a run of a window's messages and of what the model view sends of them: each
+    section's tokens, the reasoning's, the newest usage a provider reported (and the tokens sent after it) and
+    the calls' cache figures. Sums and "the newest one", so runs join in order (``+``) into the window's tally:
+    a later turn keeps the tally of what comes before its cut and counts only the rest."""
+
+    sections: tuple[int, ...] = (0, 0, 0, 0)
+    """Tokens sent in the system, summary, messages and tool-results sections."""
+    reasoning: int = 0
+    anchor: UsageAnchor | None = None
+    after_anchor: int = 0
+    """Tokens sent after ``anchor``; all of them without one."""
+    calls: CallTally = field(default_factory=CallTally)
+
+    def __add__(self, later: "Tally") -> "Tally":
+        anchor: UsageAnchor | None = later.anchor
+        after = later.after_anchor
+        if anchor is None:
+            anchor, after = self.anchor, self.after_anchor + sum(later.sections) + later.reasoning
+        sections = tuple(mine + theirs for mine, theirs in zip(self.sections, later.sections, strict=True))
+        return Tally(sections, self.reasoning + later.reasoning, anchor, after, self.calls + later.calls)
+
+
+def stale_through(messages: Sequence[EngineMessage], applied: str | None) -> float:
+    """The seq of the applied compaction's boundary: usage recorded up to it counted the history that
+    compaction replaced, so it is stale."""
+    return next((m.seq for m in messages if m.id == applied), -math.inf) if applied else -math.inf
+
+
+def tally(
+    messages: Sequence[EngineMessage], sent: Sequence[ProjectedMessage], ctx: ProjectionContext, stale: float
+) -> Tally:
+    """The tally of ``messages`` (a window, or a run of one) and ``sent``, what the model view sends of them;
+    ``stale``: ``stale_through`` of the window."""
+    # A usage counts whether or not the view sends its message: an answer left empty measured the context too.
+    candidates = [m for m in messages if "usage" in m.metadata and m.seq > stale]
+    anchor = _anchor(candidates, target_ref(ctx.provider, ctx.model), ctx.run_models)
+    anchor_seq = -math.inf if anchor is None else anchor.seq
+    totals = dict.fromkeys(_SECTION_NAMES, 0)
+    reasoning = 0
+    after_anchor = 0
+    # One pass over what the view sends: a whole live history's worth when nothing was kept.
+    for message, section, tokens, with_reasoning in _costed(sent, messages):
+        totals[section] += tokens
+        reasoning += with_reasoning
+        if message.seq > anchor_seq:
+            after_anchor += tokens + with_reasoning
+    calls = call_tally([m for m in messages if m.seq > stale])
+    return Tally(tuple(totals.values()), reasoning, anchor, after_anchor, calls)
 
 
 def account_context(
@@ -227,32 +279,42 @@ def account_context(
     if view is None:
         view = project_model(messages, ctx)
     applied = view.diagnostics.applied_compact_boundary_id
-    # Usage recorded before the applied boundary counted the history that compaction replaced: stale.
-    stale_through = next((m.seq for m in messages if m.id == applied), -math.inf) if applied else -math.inf
-    # A usage counts whether or not the view sends its message: an answer left empty measured the context too.
-    candidates = [m for m in messages if "usage" in m.metadata and m.seq > stale_through]
-    anchor = _anchor(candidates, target_ref(ctx.provider, ctx.model), ctx.run_models)
-    anchor_seq = math.inf if anchor is None else anchor.seq
-    totals = dict.fromkeys(_SECTION_NAMES, 0)
-    reasoning = 0
-    after_anchor = 0
-    # One pass over what the view sends: a whole live history's worth on every request.
-    for message, section, tokens, with_reasoning in _costed(view, messages):
-        totals[section] += tokens
-        reasoning += with_reasoning
-        if message.seq > anchor_seq:
-            after_anchor += tokens + with_reasoning
-    sections = TokenSections(
-        system=max(request_tokens, 0) + totals["system"],
-        summary=totals["summary"],
-        messages=totals["messages"],
-        tool_results=totals["tool_results"],
-        reasoning=reasoning,
+    counted = tally(messages, view.messages, ctx, stale_through(messages, applied))
+    return context_report(
+        counted,
+        window=window,
+        policy=policy,
+        ctx=ctx,
+        max_output_tokens=max_output_tokens,
+        request_tokens=request_tokens,
+        applied=applied,
     )
+
+
+def context_report(
+    counted: Tally,
+    *,
+    window: ContextWindow,
+    policy: ThresholdPolicy,
+    ctx: ProjectionContext,
+    max_output_tokens: int | None,
+    request_tokens: int,
+    applied: str | None,
+) -> ContextReport:
+    """The report of a window's tally (``account_context``'s arguments besides)."""
+    system, summary, sent_messages_, tool_results = counted.sections
+    sections = TokenSections(
+        system=max(request_tokens, 0) + system,
+        summary=summary,
+        messages=sent_messages_,
+        tool_results=tool_results,
+        reasoning=counted.reasoning,
+    )
+    anchor = counted.anchor
     if anchor is None:
         total, after = sections.total, sections.total
     else:
-        after = after_anchor
+        after = counted.after_anchor
         total = anchor.tokens + after
     threshold, due, reason = _decision(window, total, policy, max_output_tokens)
     return ContextReport(
@@ -268,7 +330,7 @@ def account_context(
         reason=reason,
         applied_compact_boundary_id=applied,
         max_output_tokens=max_output_tokens,
-        cache=cache_usage([m for m in messages if m.seq > stale_through], sections.total - sections.system),
+        cache=counted.calls.report(sections.total - sections.system),
     )
 
 

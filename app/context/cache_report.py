@@ -8,7 +8,7 @@ expected to cost with that prefix priced as cache reads where the provider will 
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -103,8 +103,23 @@ class CacheReport:
         }
 
 
-def cache_usage(messages: Sequence[EngineMessage], history_tokens: int) -> CacheReport:
-    """The cache figures the stored usage of ``messages`` (the live history) gives."""
+@dataclass(frozen=True, slots=True)
+class CallTally:
+    """The stored usage of the calls in a run of messages: the last one and their sum. Runs join in order
+    (``+``), so a later turn adds the calls since to the tally it kept."""
+
+    last: CallCache | None = None
+    total: TokenUsage = field(default_factory=TokenUsage)
+
+    def __add__(self, later: "CallTally") -> "CallTally":
+        return CallTally(later.last or self.last, self.total + later.total)
+
+    def report(self, history_tokens: int) -> CacheReport:
+        return CacheReport(self.last, CallCache(None, self.total), max(history_tokens, 0))
+
+
+def call_tally(messages: Sequence[EngineMessage]) -> CallTally:
+    """The calls of ``messages`` (the live history, or a run of it) with a stored usage."""
     calls = [
         (message.id, usage)
         for message in messages
@@ -112,9 +127,9 @@ def cache_usage(messages: Sequence[EngineMessage], history_tokens: int) -> Cache
         and "usage" in message.metadata
         and (usage := token_usage(message.metadata["usage"])) is not None
     ]
-    last = CallCache(*calls[-1]) if calls else None
-    total = CallCache(None, sum((usage for _, usage in calls), TokenUsage()))
-    return CacheReport(last, total, max(history_tokens, 0))
+    if not calls:
+        return CallTally()
+    return CallTally(CallCache(*calls[-1]), sum((usage for _, usage in calls), TokenUsage()))
 
 
 def history_state(revision: int, messages: Sequence[EngineMessage], boundary_id: str | None) -> HistoryState:

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.context.accounting import ContextReport
+from app.context.accounting import ContextReport, context_report
 from app.context.cache_report import HistoryState, PrefixBreak, history_state, next_request, prefix_break
 from app.context.catalog import bundled_catalog, default_max_output_tokens
 from app.context.model_server import ModelServerWindows
@@ -32,10 +32,11 @@ from app.providers.caching import (
 from app.providers.chat_request import ChatRequest, Draft, draft_chat_request
 from app.providers.registry import adapter_for
 from app.providers.request_settings import RequestSettings, parse_format, parse_variant
-from app.services.context_report import count_context, request_tokens, window_size
+from app.services.context_config import threshold_policy
+from app.services.context_report import request_tokens, window_size
 from app.services.heavy_work import run_within
 from app.services.snapshots import SessionSnapshot, for_target, load_snapshot_with, session_model
-from app.services.turn_splice import KeptTurn, build_turn
+from app.services.turn_splice import KeptTurn, build_turn, count_turn
 from app.services.window_reuse import TurnKey, WindowKey, WindowReuse
 from app.settings import Settings
 from app.store.database import Database
@@ -244,18 +245,21 @@ def _build(plan: _Plan) -> _Built:
     )
     TURN_SPLICES.labels("spliced" if turn.spliced else "built").inc()
     view, built = turn.view, turn.request
-    now = history_state(snapshot.session.revision, messages, view.diagnostics.applied_compact_boundary_id)
+    applied = view.diagnostics.applied_compact_boundary_id
+    now = history_state(snapshot.session.revision, messages, applied)
     unchanged = None if plan.previous is None else (plan.previous.length if built.unchanged else 0)
-    report = count_context(
-        snapshot,
-        plan.ctx,
-        plan.window,
-        plan.settings,
+    spliced = plan.kept_turn if turn.spliced else None
+    counted, next_turn = count_turn(messages, view, plan.ctx, spliced, turn.next_turn)
+    report = context_report(
+        counted,
+        window=plan.window,
+        policy=threshold_policy(plan.settings),
+        ctx=plan.ctx,
         max_output_tokens=plan.max_output,
-        extra_tokens=request_tokens(asked.system, asked.tools),
-        view=view,
+        request_tokens=request_tokens(asked.system, asked.tools),
+        applied=applied,
     )
-    return _Built(built, _with_next_request(report, built, unchanged, plan.max_output), now, turn.next_turn)
+    return _Built(built, _with_next_request(report, built, unchanged, plan.max_output), now, next_turn)
 
 
 def _cache_key(settings: Settings, tenant_id: str, ask: ChatAsk) -> str | None:

@@ -23,12 +23,13 @@ growing histories both ways after every append, for every target, and compares p
 """
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from app.context.accounting import Tally, stale_through, tally
 from app.engine.message import EngineMessage
 from app.projections.live_history import COMPACTION_KINDS
-from app.projections.types import Diagnostics, ProjectedMessage, Projection, Repair, View
+from app.projections.types import Diagnostics, ProjectedMessage, Projection, ProjectionContext, Repair, View
 from app.providers.caching import (
     CacheTarget,
     CannotResume,
@@ -80,6 +81,8 @@ class KeptTurn:
     summary_text: str | None
     resume: PrefixResume
     """The prefix measure's state after the units before the cut."""
+    tally: Tally | None = None
+    """The context count's tally of the messages before the cut (``count_turn`` adds it)."""
 
     @property
     def size(self) -> int:
@@ -163,6 +166,27 @@ def build_turn(
         finished = finish_chat_request(draft, cache=cache, previous=previous, keep_at=keep_at)
     next_turn = None if cut is None or finished.resume is None else cut.kept(finished.resume)
     return TurnBuild(view, finished.request, next_turn, kept is not None)
+
+
+def count_turn(
+    messages: Sequence[EngineMessage],
+    view: Projection,
+    ctx: ProjectionContext,
+    spliced: KeptTurn | None,
+    next_turn: KeptTurn | None,
+) -> tuple[Tally, KeptTurn | None]:
+    """The context count's tally of the window (``app.context.accounting.tally``), counting only what follows
+    ``spliced``'s cut when the build was spliced from it, and ``next_turn`` with the tally before its cut."""
+    stale = stale_through(messages, view.diagnostics.applied_compact_boundary_id)
+    start, sent_start, before = 0, 0, Tally()
+    if spliced is not None and spliced.tally is not None:
+        start, sent_start, before = spliced.cut, len(spliced.view), spliced.tally
+    if next_turn is None or next_turn.cut < start:
+        return before + tally(messages[start:], view.messages[sent_start:], ctx, stale), next_turn
+    cut, sent_cut = next_turn.cut, len(next_turn.view)
+    kept = before + tally(messages[start:cut], view.messages[sent_start:sent_cut], ctx, stale)
+    counted = kept + tally(messages[cut:], view.messages[sent_cut:], ctx, stale)
+    return counted, replace(next_turn, tally=kept)
 
 
 def splice(kept: KeptTurn, messages: Sequence[EngineMessage], build_tail: BuildTail) -> tuple[Projection, Draft] | None:
