@@ -4,11 +4,11 @@ On the 10,000-message session of ``bench.overhead``, times the floor's fetch alo
 route makes (``load_snapshot``: snapshot, fetch, promotion), then each synchronous stage on that
 window, called as the route calls it: the model view, the serializer, ``settle``, the Anthropic adapter,
 measuring the prompt-cache prefix (each unit serialized and hashed once), the context accounting (of the
-model view already built, as the route counts it) and the response encoding;
-and the whole request through the ASGI app. Apart, the accounting as ``GET /sessions/{id}/context`` runs it,
-building the model view it counts. What the request costs beyond the sum of its stages is freeing
-what it built and HTTP handling. A diagnostic for target 2, not a target: medians, the stages interleaved so
-they see the same machine.
+model view already built, as the route counts it) and the response encoding; and the whole request
+through the ASGI app, cold (no window or turn kept). Apart, the accounting as ``GET /sessions/{id}/context``
+runs it, building the model view it counts. What the request costs beyond the sum of its stages is freeing
+what it built, keeping a turn for the next request and HTTP handling. A diagnostic for target 2, not a
+target: medians, the stages interleaved so they see the same machine.
 """
 
 import asyncio
@@ -31,6 +31,7 @@ from app.providers.conversation import settle
 from app.providers.serializer import to_chat_messages
 from app.services.context_config import threshold_policy
 from app.services.snapshots import load_snapshot
+from app.services.window_reuse import WindowReuse
 from app.settings import Settings
 from bench.dataset import write_session
 from bench.harness import TENANT, arguments, database, median, ms, raw_connection, reading_connection
@@ -93,6 +94,7 @@ async def main(database_url: str | None, count: int, repeat: int) -> None:
                 figures["session read (snapshot, fetch, promotion)"] = time.perf_counter() - started
                 figures |= stages(window.messages, ctx, settings)
                 del window
+                app.state.window_reuse = WindowReuse(settings.chat_reuse_bytes)  # cold: nothing kept
                 started = time.perf_counter()
                 response = await http.post("/chat", json=CHAT_BODY)
                 figures["POST /chat, the whole request"] = time.perf_counter() - started
