@@ -121,7 +121,7 @@ def check_payloads(session: ImportedSession, run: PayloadRun) -> None:
     replayed natively and its signatures are checked too."""
     messages = engine_messages(session)
     for provider in SUPPORTED_PROVIDERS:
-        model = _model_for(provider, session)
+        model = model_for(provider, session)
         projection = project(View.MODEL, messages, ProjectionContext(provider=provider, model=model))
         if not projection.messages:
             continue
@@ -131,7 +131,7 @@ def check_payloads(session: ImportedSession, run: PayloadRun) -> None:
             run.ai_sdk_payloads.append(request.payload)
 
 
-def _model_for(provider: str, session: ImportedSession) -> str:
+def model_for(provider: str, session: ImportedSession) -> str:
     if provider == "anthropic" and session.model and session.model.startswith("anthropic/"):
         return session.model.removeprefix("anthropic/")
     return MODELS[provider]

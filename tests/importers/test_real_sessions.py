@@ -18,7 +18,9 @@ import pytest
 
 from app.importers.imported import ImportResult
 from app.importers.registry import parse_import
+from app.projections.types import ProjectionContext
 from tests.importers import checks
+from tests.services.test_turn_splice import build_turn_or_none, turn_answer, turn_builders
 
 
 def _folder() -> Path | None:
@@ -184,3 +186,28 @@ def test_every_session_gives_chat_payloads_every_provider_accepts(ai_sdk_preflig
     assert run.problems == []
     rejected = [result for result in ai_sdk_preflight(run.ai_sdk_payloads) if not result["ok"]]
     assert rejected == []
+
+
+def test_real_sessions_grown_turn_by_turn_are_spliced_to_the_whole_build() -> None:
+    """Each session grows ten messages at a time, as its agent wrote them; each step's ``/chat`` build is
+    spliced from what the previous step's kept, and is the whole build byte for byte (payload, diagnostics,
+    view, prefix). Sessions holding repairs before the cut (unanswered calls) build whole instead, so only
+    about three builds in four splice here, the large pi session with 18 unanswered calls the exception."""
+    spliced = built = 0
+    for name in EXPECTED:
+        session = _import(name).sessions[0]
+        messages = checks.engine_messages(session)
+        model = checks.model_for("anthropic", session)
+        builders = turn_builders("anthropic", ProjectionContext(provider="anthropic", model=model), None, checks.TOOLS)
+        kept = None
+        for end in range(10, len(messages) + 1, 10):
+            turn = build_turn_or_none(messages[:end], builders, None, kept, keep=True)
+            whole = build_turn_or_none(messages[:end], builders, None, None, keep=False)
+            assert (turn is None) == (whole is None)
+            if turn is None or whole is None:
+                continue
+            assert turn_answer(turn) == turn_answer(whole), (name, end)
+            spliced += turn.spliced
+            built += 1
+            kept = turn.next_turn
+    assert spliced / built > 0.7, (spliced, built)

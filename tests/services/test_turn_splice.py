@@ -33,7 +33,7 @@ MARK_ALL = CacheTarget(AUTO, min_tokens=0)
 """Every breakpoint a target takes, so that marks land in spliced units too."""
 
 
-def _builders(provider: str, ctx: ProjectionContext, system: str | None, tools: Any) -> tuple[BuildTail, BuildTail]:
+def turn_builders(provider: str, ctx: ProjectionContext, system: str | None, tools: Any) -> tuple[BuildTail, BuildTail]:
     def build(messages: Sequence[EngineMessage], continues: bool) -> tuple[Projection, Draft]:
         view = project(View.MODEL, messages, ctx)
         draft = draft_chat_request(
@@ -44,7 +44,7 @@ def _builders(provider: str, ctx: ProjectionContext, system: str | None, tools: 
     return (lambda messages: build(messages, False)), (lambda messages: build(messages, True))
 
 
-def _turn(
+def build_turn_or_none(
     messages: list[EngineMessage],
     builders: tuple[BuildTail, BuildTail],
     previous: PromptPrefix | None,
@@ -57,7 +57,7 @@ def _turn(
         return None
 
 
-def _answer(turn: TurnBuild) -> tuple[Any, ...]:
+def turn_answer(turn: TurnBuild) -> tuple[Any, ...]:
     built: ChatRequest = turn.request
     return (
         orjson.dumps(built.payload),
@@ -82,20 +82,20 @@ def test_a_spliced_turn_is_the_whole_build_after_every_append(
     persisted, cuts = grown
     engine = [promote(message) for message in persisted]
     for provider in SUPPORTED_PROVIDERS:
-        builders = _builders(
+        builders = turn_builders(
             provider, replace(ctx, provider=provider, model=MODELS[provider], run_models=RUN_MODELS), system, tools
         )
         kept: KeptTurn | None = None
         previous: PromptPrefix | None = None
         for cut in cuts:
             window = engine[:cut]
-            spliced = _turn(window, builders, previous, kept, keep=True)
-            whole = _turn(window, builders, previous, None, keep=False)
+            spliced = build_turn_or_none(window, builders, previous, kept, keep=True)
+            whole = build_turn_or_none(window, builders, previous, None, keep=False)
             if whole is None:
                 assert spliced is None
                 continue
             assert spliced is not None
-            assert _answer(spliced) == _answer(whole), (provider, cut, spliced.spliced)
+            assert turn_answer(spliced) == turn_answer(whole), (provider, cut, spliced.spliced)
             kept, previous = spliced.next_turn, whole.request.prefix
 
 
@@ -109,11 +109,11 @@ def test_long_tool_loops_are_spliced() -> None:
         ]
     engine = [promote(message) for message in b.history(*messages)]
     ctx = ProjectionContext(provider="anthropic", model=MODELS["anthropic"])
-    builders = _builders("anthropic", ctx, "Be brief.", TOOLS)
+    builders = turn_builders("anthropic", ctx, "Be brief.", TOOLS)
     kept = None
     spliced = []
     for end in range(3, len(engine) + 1, 2):
-        turn = _turn(engine[:end], builders, None, kept, keep=True)
+        turn = build_turn_or_none(engine[:end], builders, None, kept, keep=True)
         assert turn is not None
         spliced.append(turn.spliced)
         kept = turn.next_turn
