@@ -60,11 +60,13 @@ class RepairStages(NamedTuple):
     view: tuple[Repair, ...]
     mutations: tuple[Repair, ...]
     serializer: tuple[Repair, ...]
-    settle: tuple[Repair, ...]
+    settle: tuple[tuple[Repair, ...], ...]
+    """Pass by pass, each pass's in message order (``settle_in_passes``)."""
     adapter: tuple[Repair, ...]
 
     def flat(self) -> list[Repair]:
-        return [repair for stage in self for repair in stage]
+        settled = [repair for found in self.settle for repair in found]
+        return [*self.view, *self.mutations, *self.serializer, *settled, *self.adapter]
 
 
 @dataclass(slots=True)
@@ -172,7 +174,7 @@ def draft_chat_request(
         tuple(diagnostics.repairs),
         tuple(mutation_repairs),
         tuple(serializer_repairs),
-        tuple(built.settle_repairs),
+        tuple(map(tuple, built.settle_repairs)),
         tuple(built.adapter_repairs),
     )
     diagnostics.repairs = stages.flat()

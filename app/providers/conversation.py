@@ -54,14 +54,29 @@ def settle(messages: Sequence[ChatMessage], *, prefill: bool = False) -> tuple[S
     copied (the adapters never edit one in place), and the repairing passes run only from the turn where the
     first repair may be needed: most conversations keep every promise but how they end, and skip them.
     ``prefill``: a trailing assistant turn stays last instead of getting a user turn after it."""
-    repairs: list[Repair] = []
+    settled, passes = settle_in_passes(messages, prefill=prefill)
+    return settled, [repair for found in passes for repair in found]
+
+
+SETTLE_PASSES = 6
+"""Cleaning, joining assistant turns, pairing calls and results, joining again, dropping turns that only
+think, and the ending."""
+
+
+def settle_in_passes(
+    messages: Sequence[ChatMessage], *, prefill: bool = False
+) -> tuple[Settled, tuple[list[Repair], ...]]:
+    """``settle``, its repairs pass by pass (``SETTLE_PASSES``), each pass's in the order of the messages: what a
+    later turn's build needs to tell the repairs of the messages before its cut from the rest."""
+    passes: tuple[list[Repair], ...] = tuple([] for _ in range(SETTLE_PASSES))
+    repairs = passes[-1]
     system: str | None = None
     rest: list[Message] = list(messages)  # type: ignore[arg-type]
     if rest and rest[0]["role"] == "system":
         system = rest.pop(0)["content"].strip() or None
     kept = _settled_prefix(rest)
     if kept < len(rest):
-        rest = rest[:kept] + _repaired(rest[kept:], _call_ids(rest[:kept]), repairs)
+        rest = rest[:kept] + _repaired(rest[kept:], _call_ids(rest[:kept]), passes)
     if rest and rest[-1]["role"] == "assistant" and not prefill:
         rest.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
         repairs.append(Repair("ends-on-assistant", f"added a user turn {CONTINUE!r} after the last assistant turn"))
@@ -70,7 +85,7 @@ def settle(messages: Sequence[ChatMessage], *, prefill: bool = False) -> tuple[S
         # at all is refused earlier, by the /chat pipeline.)
         rest.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
         repairs.append(Repair("no-conversation", f"added a user turn {CONTINUE!r}: nothing else was left to send"))
-    return Settled(system, rest), repairs
+    return Settled(system, rest), passes
 
 
 def _settled_prefix(messages: list[Message]) -> int:
@@ -141,15 +156,15 @@ def _call_ids(messages: list[Message]) -> set[str]:
     }
 
 
-def _repaired(messages: list[Message], used_ids: set[str], repairs: list[Repair]) -> list[Message]:
-    """Every repair but the ending ones, for messages after a prefix whose calls use ``used_ids``; messages
-    and parts are rebuilt, never edited in place."""
+def _repaired(messages: list[Message], used_ids: set[str], passes: tuple[list[Repair], ...]) -> list[Message]:
+    """Every repair but the ending ones, for messages after a prefix whose calls use ``used_ids``, each pass
+    listing its own in ``passes``; messages and parts are rebuilt, never edited in place."""
     decisions = _approval_decisions(messages)
-    cleaned = [message for message in (_clean(m, repairs) for m in messages) if message is not None]
-    merged = _merge_assistant_turns(cleaned, repairs)
+    cleaned = [message for message in (_clean(m, passes[0]) for m in messages) if message is not None]
+    merged = _merge_assistant_turns(cleaned, passes[1])
     # Dropping orphan results can leave two assistant turns side by side: join them again.
-    paired = _merge_assistant_turns(_pair_tool_calls(merged, decisions, used_ids, repairs), repairs)
-    return [message for message in paired if not _only_reasoning(message, repairs)]
+    paired = _merge_assistant_turns(_pair_tool_calls(merged, decisions, used_ids, passes[2]), passes[3])
+    return [message for message in paired if not _only_reasoning(message, passes[4])]
 
 
 def _only_reasoning(message: Message, repairs: list[Repair]) -> bool:

@@ -12,7 +12,7 @@ from app.projections.types import Repair
 from app.providers.ai_sdk import to_ai_sdk
 from app.providers.anthropic import to_anthropic
 from app.providers.chat_message import ChatMessage
-from app.providers.conversation import Settled, settle
+from app.providers.conversation import Settled, settle_in_passes
 from app.providers.errors import InvalidMaxOutputTokens, InvalidModel, UnknownProvider
 from app.providers.gemini import to_gemini
 from app.providers.openai_chat import to_openai_chat
@@ -62,12 +62,13 @@ def build_payload(
     built = build_settled(
         provider, chat_messages, model=model, tools=tools, max_output_tokens=max_output_tokens, settings=settings
     )
-    return built.payload, built.settle_repairs + built.adapter_repairs
+    return built.payload, [repair for found in built.settle_repairs for repair in found] + built.adapter_repairs
 
 
 class SettledPayload(NamedTuple):
     payload: dict[str, Any]
-    settle_repairs: list[Repair]
+    settle_repairs: tuple[list[Repair], ...]
+    """Pass by pass (``settle_in_passes``)."""
     adapter_repairs: list[Repair]
     settled: Settled
 
@@ -90,15 +91,15 @@ def build_settled(
     check_max_output_tokens(max_output_tokens)
     check_prefill(provider, model, settings)
     definitions = _definitions(tools)
-    settled, repairs = settle(chat_messages, prefill=settings.prefill)
+    settled, passes = settle_in_passes(chat_messages, prefill=settings.prefill)
     if settings.prefill:
-        settled = prefilled(settled, repairs)
+        settled = prefilled(settled, passes[-1])
     if continues:
         settled = replace(settled, opens_conversation=False)
     payload, adapter_repairs = adapter(
         settled, model=model, tools=definitions, max_output_tokens=max_output_tokens, settings=settings
     )
-    return SettledPayload(payload, repairs, adapter_repairs, settled)
+    return SettledPayload(payload, passes, adapter_repairs, settled)
 
 
 def check_model(model: object) -> None:

@@ -12,7 +12,8 @@ what it kept.
 Why a splice is the fresh build byte for byte. A turn is kept only when building the messages from the cut
 alone gave exactly the tail of the whole build: the same payload head (key order included), the same units
 after the kept ones, the same model-view messages, diagnostics that split into a part before the cut and the
-tail's own (no repair before the cut, no tool-call id rewritten), the same "answered" verdict, and a cut
+tail's own (repairs step by step and settle's pass by pass, each listed in message order; none of the model
+view's before the cut; no tool-call id rewritten), the same "answered" verdict, and a cut
 inside the stable prefix. Whatever the messages before the cut do to the build has then reached the tail
 already. A splice is taken only when the kept messages are the very objects of the window now (a kept
 window extended by appends: anything else reads the window again, ``app.services.window_reuse``), when the
@@ -213,9 +214,7 @@ def splice(kept: KeptTurn, messages: Sequence[EngineMessage], build_tail: BuildT
     units = [*kept.units, *history_units(draft.provider, draft.payload)]
     view_diagnostics = _joined(kept.view_diagnostics, view.diagnostics, view.diagnostics.repairs)
     whole_view = Projection(View.MODEL, [*kept.view, *view.messages], view_diagnostics)
-    stages = RepairStages(
-        *(before + after for before, after in zip(kept.repair_stages, draft.repair_stages, strict=True))
-    )
+    stages = _joined_stages(kept.repair_stages, draft.repair_stages)
     whole = Draft(
         draft.provider,
         draft.model,
@@ -375,15 +374,28 @@ def _before(whole: Diagnostics, tail: Diagnostics) -> Diagnostics | None:
 
 
 def _stages_before(whole: RepairStages, tail: RepairStages) -> RepairStages | None:
-    """The repairs the messages before the tail added, when only steps that walk the messages in order (the
-    serializer, the adapter) made any: another step's list cannot be split between the two."""
+    """The repairs the messages before the tail added, when only steps that list theirs in message order (the
+    serializer, each of settle's passes, the adapter) made any: the model view's passes share one list, and
+    the mutations apply where they point, so theirs cannot be split between the two."""
     serializer = _head_of(whole.serializer, tail.serializer)
     adapter = _head_of(whole.adapter, tail.adapter)
-    if serializer is None or adapter is None:
+    passes = [_head_of(mine, theirs) for mine, theirs in zip(whole.settle, tail.settle, strict=True)]
+    if serializer is None or adapter is None or any(found is None for found in passes):
         return None
-    if (whole.view, whole.mutations, whole.settle) != (tail.view, tail.mutations, tail.settle):
+    if (whole.view, whole.mutations) != (tail.view, tail.mutations):
         return None
-    return RepairStages((), (), tuple(serializer), (), tuple(adapter))
+    settle = tuple(tuple(found or ()) for found in passes)
+    return RepairStages((), (), tuple(serializer), settle, tuple(adapter))
+
+
+def _joined_stages(before: RepairStages, tail: RepairStages) -> RepairStages:
+    return RepairStages(
+        before.view + tail.view,
+        before.mutations + tail.mutations,
+        before.serializer + tail.serializer,
+        tuple(mine + theirs for mine, theirs in zip(before.settle, tail.settle, strict=True)),
+        before.adapter + tail.adapter,
+    )
 
 
 def _head_of(whole: Sequence[T], tail: Sequence[T]) -> Sequence[T] | None:

@@ -191,8 +191,9 @@ def test_every_session_gives_chat_payloads_every_provider_accepts(ai_sdk_preflig
 def test_real_sessions_grown_turn_by_turn_are_spliced_to_the_whole_build() -> None:
     """Each session grows ten messages at a time, as its agent wrote them; each step's ``/chat`` build is
     spliced from what the previous step's kept, and is the whole build byte for byte (payload, diagnostics,
-    view, prefix). Sessions holding repairs before the cut (unanswered calls) build whole instead, so only
-    about three builds in four splice here, the large pi session with 18 unanswered calls the exception."""
+    view, prefix). Repairs before the cut (the large pi session's 18 unanswered calls) are kept with the turn,
+    so nearly every build splices: 440 of 458 here, the first of each session and a few whose tail did not
+    build alike."""
     spliced = built = 0
     for name in EXPECTED:
         session = _import(name).sessions[0]
@@ -210,4 +211,4 @@ def test_real_sessions_grown_turn_by_turn_are_spliced_to_the_whole_build() -> No
             spliced += turn.spliced
             built += 1
             kept = turn.next_turn
-    assert spliced / built > 0.7, (spliced, built)
+    assert spliced / built > 0.9, (spliced, built)

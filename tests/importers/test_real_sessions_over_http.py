@@ -64,7 +64,7 @@ async def test_a_real_session_imported_over_http_serves_every_view_and_payload(
 
     ai_sdk_payloads = []
     for provider in SUPPORTED_PROVIDERS:
-        model = checks._model_for(provider, session)
+        model = checks.model_for(provider, session)
         chat = await client.post(
             "/chat", json={"sessionId": session.id, "provider": provider, "model": model, "tools": checks.TOOLS}
         )
