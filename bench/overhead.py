@@ -4,8 +4,9 @@ On a 10,000-message session without a boundary (tool results of 2-8 KB), in one 
 database, times (a) the floor: fetching the session's rows raw with asyncpg (jsonb decoded with orjson) and
 encoding them with orjson; (b) ``GET /sessions/{id}/projection?view=model`` and (c) ``POST /chat`` for
 anthropic, both through the real ASGI app (middleware, routing, encoding) over an in-process transport,
-(c) cold: no window kept from an earlier request; and (d) the next turn's ``POST /chat``: two messages
-appended (not timed) after the previous ``/chat``, whose window the service kept. The four are interleaved
+(c) cold: no window or turn kept from an earlier request; and (d) the next turn's ``POST /chat``: two
+messages appended (not timed) after the previous ``/chat``, whose window and turn the service kept (so it
+builds only the last turn, ``app.services.turn_splice``). The four are interleaved
 so they see the same machine. Targets: (b) and (c) each at most 2x (a), (d) at most 0.5x (a).
 """
 
