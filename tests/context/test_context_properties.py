@@ -302,15 +302,17 @@ def test_the_anchor_is_the_newest_usage_that_counts_and_of_equal_seqs_the_first_
 @SETTINGS
 @given(given_histories(), contexts, st.data())
 def test_a_windows_tally_is_the_tallies_of_its_runs_joined(messages, ctx, data):
-    """A later turn keeps the tally before its cut and counts only the rest: where the view's messages split
-    with the window (everything sent from before the cut comes first), the two tallies joined are the whole."""
+    """A later turn keeps the tally before its cut and counts only the rest: in a window in seq order (as the
+    store reads one), where the view's messages split with it (everything sent from before the cut comes
+    first), the two tallies joined are the whole."""
     view = project_model(messages, ctx)
     stale = stale_through(messages, view.diagnostics.applied_compact_boundary_id)
     index = {message.id: n for n, message in enumerate(messages)}
     cut = data.draw(st.integers(0, len(messages)))
     sent_cut = sum(1 for projected in view.messages if index[projected.source_message_ids[0]] < cut)
     regions = [index[projected.source_message_ids[0]] < cut for projected in view.messages]
-    assume(regions == sorted(regions, reverse=True) and len(set(index)) == len(messages))
+    seqs = [message.seq for message in messages]
+    assume(regions == sorted(regions, reverse=True) and len(set(index)) == len(messages) and seqs == sorted(seqs))
     whole = tally(messages, view.messages, ctx, stale)
     joined = tally(messages[:cut], view.messages[:sent_cut], ctx, stale) + tally(
         messages[cut:], view.messages[sent_cut:], ctx, stale
