@@ -203,12 +203,20 @@ class _Plan:
     """What the previous build of the same parameters kept, when its window is this one's start."""
 
     def draft(self, view: Projection, *, continues: bool = False) -> Draft:
-        return chat_draft(
-            self.ask,
+        """``max_output``: the request's, or the catalog's default for the model; only Anthropic's payload takes
+        the default (its ``max_tokens`` is required), other targets get a limit only when one is asked.
+        ``continues``: see ``draft_chat_request``."""
+        ask, asked = self.ask, self.asked
+        return draft_chat_request(
             view,
+            provider=ask.provider,
             model=self.model,
-            asked=self.asked,
-            max_output_tokens=self.max_output,
+            system=asked.system,
+            tools=asked.tools,
+            mutations=ask.mutations,
+            max_output_tokens=self.max_output if ask.provider == "anthropic" else ask.max_output_tokens,
+            settings=asked.settings,
+            tool_switches=asked.tool_switches,
             cache=self.target,
             continues=continues,
         )
@@ -308,31 +316,3 @@ def _with_next_request(
         at=datetime.now(UTC),
     )
     return dataclasses.replace(report, cache=dataclasses.replace(report.cache, next_request=upcoming))
-
-
-def chat_draft(
-    ask: ChatAsk,
-    view: Projection,
-    *,
-    model: str,
-    asked: Asked,
-    max_output_tokens: int | None = None,
-    cache: CacheTarget | None = None,
-    continues: bool = False,
-) -> Draft:
-    """``max_output_tokens``: the request's, or the catalog's default for the model; only Anthropic's payload
-    takes the default (its ``max_tokens`` is required), other targets get a limit only when one is asked.
-    ``continues``: see ``draft_chat_request``."""
-    return draft_chat_request(
-        view,
-        provider=ask.provider,
-        model=model,
-        system=asked.system,
-        tools=asked.tools,
-        mutations=ask.mutations,
-        max_output_tokens=max_output_tokens if ask.provider == "anthropic" else ask.max_output_tokens,
-        settings=asked.settings,
-        tool_switches=asked.tool_switches,
-        cache=cache,
-        continues=continues,
-    )

@@ -13,7 +13,7 @@ from app.context.catalog import bundled_catalog, default_max_output_tokens
 from app.context.model_server import ModelServerWindows
 from app.context.window import ContextWindow
 from app.engine.tokens import estimate_tokens
-from app.projections.types import Projection, ProjectionContext
+from app.projections.types import ProjectionContext
 from app.services.context_config import threshold_policy
 from app.services.heavy_work import run_within
 from app.services.snapshots import SessionSnapshot, load_snapshot, session_model
@@ -71,19 +71,13 @@ def count_context(
     settings: Settings,
     *,
     max_output_tokens: int | None = None,
-    extra_tokens: int = 0,
-    view: Projection | None = None,
 ) -> ContextReport:
-    """``view``: the model view under ``ctx`` when the caller has built it already (``/chat`` has, for the
-    payload), so that it is not built twice."""
     return account_context(
         snapshot.messages,
         window=resolved,
         policy=threshold_policy(settings),
         ctx=ctx,
         max_output_tokens=max_output_tokens,
-        request_tokens=extra_tokens,
-        view=view,
     )
 
 

@@ -55,8 +55,9 @@ where a cache mark may go, and its text is read from the first three model-view 
 
 
 @dataclass(frozen=True, slots=True)
-class KeptTurn:
-    """What a build keeps for the next turn's: everything before its cut."""
+class TurnCut:
+    """Where the next turn may splice a build, found before the prefix is measured (which keeps its state
+    there): everything before the cut."""
 
     count: int
     """How many window messages the build read."""
@@ -66,10 +67,9 @@ class KeptTurn:
     cut_message: EngineMessage
     ids_before: frozenset[str]
     """Every tool call and approval id the messages before the cut mention."""
-    payload: dict[str, Any]
-    """The draft's payload (its head, and its history key in place)."""
-    units: tuple[Any, ...]
-    """The draft's units before the cut."""
+    draft: Draft
+    """The build's draft: its payload's head and its units, the first ``units`` of them before the cut."""
+    units: int
     view: tuple[ProjectedMessage, ...]
     """The model view's messages before the cut."""
     view_diagnostics: Diagnostics
@@ -77,9 +77,29 @@ class KeptTurn:
     draft_diagnostics: Diagnostics
     """The draft's diagnostics of the messages before the cut."""
     repair_stages: RepairStages
-    """The draft's repairs of the messages before the cut, by step: the serializer's and the adapter's only."""
-    talked: bool
-    summary_text: str | None
+    """The draft's repairs of the messages before the cut, by step (the model view's and the mutations' none)."""
+
+    def kept(self, resume: PrefixResume) -> "KeptTurn":
+        return KeptTurn(
+            self.count,
+            self.last,
+            self.cut,
+            self.cut_message,
+            self.ids_before,
+            self.draft,
+            self.units,
+            self.view,
+            self.view_diagnostics,
+            self.draft_diagnostics,
+            self.repair_stages,
+            resume,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class KeptTurn(TurnCut):
+    """What a build keeps for the next turn's: its cut, and the state measuring and counting reached there."""
+
     resume: PrefixResume
     """The prefix measure's state after the units before the cut."""
     tally: Tally | None = None
@@ -88,43 +108,7 @@ class KeptTurn:
     @property
     def size(self) -> int:
         """Estimated bytes beyond the kept window's (whose text the units and messages share): their shells."""
-        return UNIT_OVERHEAD * (len(self.units) + len(self.view) + len(self.ids_before))
-
-
-@dataclass(frozen=True, slots=True)
-class TurnCut:
-    """Where the next turn may splice, found before the prefix is measured (which keeps its state there)."""
-
-    count: int
-    last: EngineMessage
-    cut: int
-    cut_message: EngineMessage
-    ids_before: frozenset[str]
-    draft: Draft
-    units: int
-    view: tuple[ProjectedMessage, ...]
-    view_diagnostics: Diagnostics
-    draft_diagnostics: Diagnostics
-    repair_stages: RepairStages
-
-    def kept(self, resume: PrefixResume) -> KeptTurn:
-        draft = self.draft
-        return KeptTurn(
-            self.count,
-            self.last,
-            self.cut,
-            self.cut_message,
-            self.ids_before,
-            draft.payload,
-            tuple(history_units(draft.provider, draft.payload)[: self.units]),
-            self.view,
-            self.view_diagnostics,
-            self.draft_diagnostics,
-            self.repair_stages,
-            draft.talked,
-            draft.summary_text,
-            resume,
-        )
+        return UNIT_OVERHEAD * (self.units + len(self.view) + len(self.ids_before))
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,21 +193,22 @@ def splice(kept: KeptTurn, messages: Sequence[EngineMessage], build_tail: BuildT
     if _rewrote_ids(draft.diagnostics) or view.diagnostics.applied_compact_boundary_id is not None:
         return None
     key = history_key(draft.provider)
-    if _head(draft.payload, key) != _head(kept.payload, key):
+    before = kept.draft
+    if _head(draft.payload, key) != _head(before.payload, key):
         return None
-    units = [*kept.units, *history_units(draft.provider, draft.payload)]
+    units = history_units(before.provider, before.payload)[: kept.units] + history_units(draft.provider, draft.payload)
     view_diagnostics = _joined(kept.view_diagnostics, view.diagnostics, view.diagnostics.repairs)
     whole_view = Projection(View.MODEL, [*kept.view, *view.messages], view_diagnostics)
     stages = _joined_stages(kept.repair_stages, draft.repair_stages)
     whole = Draft(
         draft.provider,
         draft.model,
-        {name: units if name == key else value for name, value in kept.payload.items()},
+        {name: units if name == key else value for name, value in before.payload.items()},
         _joined(kept.draft_diagnostics, draft.diagnostics, stages.flat()),
         stages,
         answered=draft.answered,
-        talked=kept.talked,
-        summary_text=kept.summary_text,
+        talked=before.talked,
+        summary_text=before.summary_text,
     )
     return whole_view, whole
 
