@@ -9,6 +9,11 @@ through the ASGI app, cold (no window or turn kept). Apart, the accounting as ``
 runs it, building the model view it counts. What the request costs beyond the sum of its stages is freeing
 what it built, keeping a turn for the next request and HTTP handling. A diagnostic for target 2, not a
 target: medians, the stages interleaved so they see the same machine.
+
+Last, the same stages from the model view on run on independent pieces of ``--piece`` messages, one piece
+after another, against the same stages on the whole window: not a build the route could send (pieces are not
+joined, and a piece built alone may differ from its part of the whole), but what the stages cost when each
+piece's objects are still in the processor's cache for the next stage.
 """
 
 import asyncio
@@ -69,7 +74,17 @@ def stages(messages: list[Any], ctx: ProjectionContext, settings: Settings) -> d
     return figures
 
 
-async def main(database_url: str | None, count: int, repeat: int) -> None:
+PIECES = "the stages from the model view on, on independent pieces of the window (not a correct build)"
+WHOLE = "the same stages on the whole window"
+
+
+def _pure(figure: tuple[str, float]) -> float:
+    """A stage's time when it is one of the route's (``GET /context``'s accounting is not)."""
+    name, seconds = figure
+    return 0.0 if name.startswith("GET") else seconds
+
+
+async def main(database_url: str | None, count: int, repeat: int, piece: int) -> None:
     async with database(database_url) as url:
         writer = await raw_connection(url)
         await write_session(writer, "s10k", count)
@@ -92,8 +107,12 @@ async def main(database_url: str | None, count: int, repeat: int) -> None:
                 started = time.perf_counter()
                 window = await load_snapshot(app.state.database, TENANT, "s10k")
                 figures["session read (snapshot, fetch, promotion)"] = time.perf_counter() - started
-                figures |= stages(window.messages, ctx, settings)
-                del window
+                on_whole = stages(window.messages, ctx, settings)
+                figures |= on_whole
+                pieces = [stages(window.messages[n : n + piece], ctx, settings) for n in range(0, count, piece)]
+                figures[PIECES] = sum(sum(map(_pure, each.items())) for each in pieces)
+                figures[WHOLE] = sum(map(_pure, on_whole.items()))
+                del window, pieces
                 app.state.window_reuse = WindowReuse(settings.chat_reuse_bytes)  # cold: nothing kept
                 started = time.perf_counter()
                 response = await http.post("/chat", json=CHAT_BODY)
@@ -103,7 +122,7 @@ async def main(database_url: str | None, count: int, repeat: int) -> None:
                     for name, seconds in figures.items():
                         timings.setdefault(name, []).append(seconds)
         await connection.close()
-    parts = [name for name in timings if not name.startswith(("floor", "POST", "GET"))]
+    parts = [name for name in timings if not name.startswith(("floor", "POST", "GET")) and name not in (PIECES, WHOLE)]
     for name, values in timings.items():
         print(f"{name}: {ms(median(values))}")
     whole = median(timings["POST /chat, the whole request"])
@@ -114,5 +133,6 @@ if __name__ == "__main__":
     parser = arguments(__doc__ or "")
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--piece", type=int, default=200, help="messages a piece (the pieces' row)")
     options = parser.parse_args()
-    asyncio.run(main(options.database_url, options.messages, options.repeat))
+    asyncio.run(main(options.database_url, options.messages, options.repeat, options.piece))
