@@ -35,7 +35,8 @@ def to_openai_chat(
     repairs: list[Repair] = []
     ids = ToolIdMap(MAX_TOOL_CALL_ID, "openai")
     messages: list[dict[str, Any]] = []
-    if settled.system:
+    if settled.system and settled.opens_conversation:
+        # The system message opens the conversation; a continuation (a later turn's tail) follows the one sent.
         messages.append({"role": "system", "content": settled.system})
     pending_media: list[tuple[str, Media]] = []
     for index, message in enumerate(settled.messages):

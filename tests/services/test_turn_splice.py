@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -99,8 +100,11 @@ def test_a_spliced_turn_is_the_whole_build_after_every_append(
             kept, previous = spliced.next_turn, whole.request.prefix
 
 
-def test_long_tool_loops_are_spliced() -> None:
-    """An agent's tool loop, a call and its result a turn: every build after the first two is spliced."""
+@pytest.mark.parametrize("provider", SUPPORTED_PROVIDERS)
+def test_long_tool_loops_are_spliced(provider: str) -> None:
+    """An agent's tool loop, a call and its result a turn, under a system prompt: every build after the first
+    two is spliced, for every target (a system prompt that is a message of the history, as OpenAI's, opens
+    the whole build and not the tail's)."""
     messages: list[PersistedMessage] = [b.user("fix the build")]
     for n in range(1, 30):
         messages += [
@@ -108,8 +112,8 @@ def test_long_tool_loops_are_spliced() -> None:
             b.tool_result(f"c{n}", f"out {n}", tool_name="bash"),
         ]
     engine = [promote(message) for message in b.history(*messages)]
-    ctx = ProjectionContext(provider="anthropic", model=MODELS["anthropic"])
-    builders = turn_builders("anthropic", ctx, "Be brief.", TOOLS)
+    ctx = ProjectionContext(provider=provider, model=MODELS[provider])
+    builders = turn_builders(provider, ctx, "Be brief.", TOOLS)
     kept = None
     spliced = []
     for end in range(3, len(engine) + 1, 2):
