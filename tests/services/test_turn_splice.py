@@ -25,7 +25,7 @@ from app.providers.caching import AUTO, CacheTarget, PromptPrefix
 from app.providers.chat_request import ChatRequest, Draft, draft_chat_request
 from app.providers.errors import EmptyConversation
 from app.providers.registry import SUPPORTED_PROVIDERS
-from app.services.turn_splice import BuildTail, KeptTurn, TurnBuild, build_turn
+from app.services.turn_splice import BuildTail, KeptTurn, Pieces, TurnBuild, build_turn, count_turn
 from tests import builders as b
 from tests.providers.test_payload_properties import MODELS, TOOLS
 from tests.strategies import RUN_MODELS, contexts, grown_histories
@@ -98,6 +98,65 @@ def test_a_spliced_turn_is_the_whole_build_after_every_append(
             assert spliced is not None
             assert turn_answer(spliced) == turn_answer(whole), (provider, cut, spliced.spliced)
             kept, previous = spliced.next_turn, whole.request.prefix
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    grown=grown_histories(max_turns=16),
+    ctx=contexts(),
+    piece=st.integers(3, 12),
+    system=st.sampled_from([None, "Be brief."]),
+    tools=st.sampled_from([None, TOOLS]),
+)
+def test_a_build_in_pieces_is_the_whole_build_and_counts_alike(
+    grown: tuple[list[PersistedMessage], list[int]],
+    ctx: ProjectionContext,
+    piece: int,
+    system: str | None,
+    tools: Any,
+) -> None:
+    """With no kept turn, a window built piece by piece answers as the window built whole, counts alike, and
+    keeps a turn the next append splices into the whole build too."""
+    persisted, cuts = grown
+    engine = [promote(message) for message in persisted]
+    for provider in SUPPORTED_PROVIDERS:
+        target = replace(ctx, provider=provider, model=MODELS[provider], run_models=RUN_MODELS)
+        builders = turn_builders(provider, target, system, tools)
+        for cut, later in zip(cuts, [*cuts[1:], None], strict=True):
+            window = engine[:cut]
+            try:
+                in_pieces = build_turn(
+                    window, *builders, cache=MARK_ALL, previous=None, kept=None, keep=True, pieces=Pieces(piece, target)
+                )
+            except EmptyConversation:
+                continue
+            whole = build_turn(window, *builders, cache=MARK_ALL, previous=None, kept=None, keep=False)
+            assert turn_answer(in_pieces) == turn_answer(whole), (provider, cut, piece)
+            counted, kept = count_turn(window, in_pieces.view, target, in_pieces.joined, in_pieces.next_turn)
+            assert counted == count_turn(window, whole.view, target, None, None)[0]
+            if later is not None:
+                after = build_turn_or_none(engine[:later], builders, whole.request.prefix, kept, keep=False)
+                fresh = build_turn_or_none(engine[:later], builders, whole.request.prefix, None, keep=False)
+                assert (after and turn_answer(after)) == (fresh and turn_answer(fresh)), (provider, later, piece)
+
+
+def test_a_long_window_with_no_kept_turn_is_built_in_pieces() -> None:
+    """An agent's tool loop read cold: every piece keeps a turn, and the build is spliced after the last."""
+    messages: list[PersistedMessage] = [b.user("fix the build")]
+    for n in range(1, 40):
+        messages += [
+            b.tool_call(f"c{n}", "bash", command=f"make {n}"),
+            b.tool_result(f"c{n}", f"out {n}", tool_name="bash"),
+        ]
+    engine = [promote(message) for message in b.history(*messages)]
+    ctx = ProjectionContext(provider="anthropic", model=MODELS["anthropic"])
+    builders = turn_builders("anthropic", ctx, "Be brief.", TOOLS)
+    turn = build_turn(engine, *builders, cache=MARK_ALL, previous=None, kept=None, keep=True, pieces=Pieces(10, ctx))
+    assert turn.outcome == "pieces"
+    assert turn.joined is not None and turn.joined.count == 70  # the seventh piece's end: every piece kept a turn
+    whole = build_turn(engine, *builders, cache=MARK_ALL, previous=None, kept=None, keep=True)
+    assert whole.outcome == "built"
+    assert turn_answer(turn) == turn_answer(whole)
 
 
 @pytest.mark.parametrize("provider", SUPPORTED_PROVIDERS)
