@@ -25,7 +25,7 @@ growing histories both ways after every append, for every target, and compares p
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from app.context.accounting import Tally, stale_through, tally
 from app.engine.message import EngineMessage
@@ -103,8 +103,9 @@ class KeptTurn(TurnCut):
 
     resume: PrefixResume
     """The prefix measure's state after the units before the cut."""
-    tally: Tally | None = None
-    """The context count's tally of the messages before the cut (``count_turn`` adds it)."""
+    counted: tuple["Counted", ...] = ()
+    """The context count's tallies of the window before this cut and a few earlier ones, oldest first
+    (``count_turn`` adds them): the next turn's cut may lie before this one."""
 
     @property
     def size(self) -> int:
@@ -209,11 +210,21 @@ def built_in_pieces(
         )
         if measured.resume is None:
             return kept
-        _, counted = count_turn(window, view, pieces.ctx, kept, cut.kept(measured.resume))
-        if counted is None:
-            return kept
-        kept = counted
+        _, kept = count_turn(window, view, pieces.ctx, kept, cut.kept(measured.resume))
     return kept
+
+
+class Counted(NamedTuple):
+    """The context count's tally of a window's messages before ``cut``, of which the model view sends its first
+    ``sent`` messages."""
+
+    cut: int
+    sent: int
+    tally: Tally
+
+
+MAX_COUNTED = 8
+"""Tallies a kept turn carries: its own cut's and those of the last turns before it."""
 
 
 def count_turn(
@@ -224,17 +235,19 @@ def count_turn(
     next_turn: KeptTurn | None,
 ) -> tuple[Tally, KeptTurn | None]:
     """The context count's tally of the window (``app.context.accounting.tally``), counting only what follows
-    ``spliced``'s cut when the build was spliced from it, and ``next_turn`` with the tally before its cut."""
+    the latest cut ``spliced`` carries a tally of when the build was spliced from it, and ``next_turn`` with the
+    tallies before its cut (the latest of ``spliced``'s before it, and its own)."""
     stale = stale_through(messages, view.diagnostics.applied_compact_boundary_id)
-    start, sent_start, before = 0, 0, Tally()
-    if spliced is not None and spliced.tally is not None:
-        start, sent_start, before = spliced.cut, len(spliced.view), spliced.tally
-    if next_turn is None or next_turn.cut < start:
-        return before + tally(messages[start:], view.messages[sent_start:], ctx, stale), next_turn
-    cut, sent_cut = next_turn.cut, len(next_turn.view)
-    kept = before + tally(messages[start:cut], view.messages[sent_start:sent_cut], ctx, stale)
-    counted = kept + tally(messages[cut:], view.messages[sent_cut:], ctx, stale)
-    return counted, replace(next_turn, tally=kept)
+    carried = spliced.counted if spliced is not None else ()
+    end = len(messages) if next_turn is None else next_turn.cut
+    start = next((each for each in reversed(carried) if each.cut <= end), Counted(0, 0, Tally()))
+    if next_turn is None:
+        return start.tally + tally(messages[start.cut :], view.messages[start.sent :], ctx, stale), None
+    cut, sent = next_turn.cut, len(next_turn.view)
+    kept = start.tally + tally(messages[start.cut : cut], view.messages[start.sent : sent], ctx, stale)
+    counted = kept + tally(messages[cut:], view.messages[sent:], ctx, stale)
+    earlier = tuple(each for each in carried if each.cut < cut)
+    return counted, replace(next_turn, counted=(*earlier, Counted(cut, sent, kept))[-MAX_COUNTED:])
 
 
 def splice(kept: KeptTurn, messages: Sequence[EngineMessage], build_tail: BuildTail) -> tuple[Projection, Draft] | None:

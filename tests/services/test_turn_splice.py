@@ -83,9 +83,8 @@ def test_a_spliced_turn_is_the_whole_build_after_every_append(
     persisted, cuts = grown
     engine = [promote(message) for message in persisted]
     for provider in SUPPORTED_PROVIDERS:
-        builders = turn_builders(
-            provider, replace(ctx, provider=provider, model=MODELS[provider], run_models=RUN_MODELS), system, tools
-        )
+        target = replace(ctx, provider=provider, model=MODELS[provider], run_models=RUN_MODELS)
+        builders = turn_builders(provider, target, system, tools)
         kept: KeptTurn | None = None
         previous: PromptPrefix | None = None
         for cut in cuts:
@@ -97,7 +96,9 @@ def test_a_spliced_turn_is_the_whole_build_after_every_append(
                 continue
             assert spliced is not None
             assert turn_answer(spliced) == turn_answer(whole), (provider, cut, spliced.spliced)
-            kept, previous = spliced.next_turn, whole.request.prefix
+            counted, kept = count_turn(window, spliced.view, target, spliced.joined, spliced.next_turn)
+            assert counted == count_turn(window, whole.view, target, None, None)[0], (provider, cut)
+            previous = whole.request.prefix
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -154,6 +155,7 @@ def test_a_long_window_with_no_kept_turn_is_built_in_pieces() -> None:
     turn = build_turn(engine, *builders, cache=MARK_ALL, previous=None, kept=None, keep=True, pieces=Pieces(10, ctx))
     assert turn.outcome == "pieces"
     assert turn.joined is not None and turn.joined.count == 70  # the seventh piece's end: every piece kept a turn
+    assert [counted.cut for counted in turn.joined.counted] == [9, 19, 29, 39, 49, 59, 69]  # each piece's cut
     whole = build_turn(engine, *builders, cache=MARK_ALL, previous=None, kept=None, keep=True)
     assert whole.outcome == "built"
     assert turn_answer(turn) == turn_answer(whole)
