@@ -41,7 +41,7 @@ from app.providers.caching import (
     measure_prefix,
     stable_units,
 )
-from app.providers.chat_request import ChatRequest, Draft, RepairStages, finish_chat_request
+from app.providers.chat_request import ChatRequest, Draft, Finished, RepairStages, finish_chat_request
 from app.providers.errors import EmptyConversation
 
 T = TypeVar("T")
@@ -80,7 +80,10 @@ class TurnCut:
     repair_stages: RepairStages
     """The draft's repairs of the messages before the cut, by step (the model view's and the mutations' none)."""
 
-    def kept(self, resume: PrefixResume) -> "KeptTurn":
+    def kept(self, resume: PrefixResume, spliced: "KeptTurn | None" = None) -> "KeptTurn":
+        """The turn kept at this cut, measured up to it (``resume``); ``spliced``: the kept turn the build was
+        spliced after, whose resume points before this cut it carries on."""
+        earlier = () if spliced is None else tuple(each for each in spliced.resumes() if each.units < resume.units)
         return KeptTurn(
             self.count,
             self.last,
@@ -94,6 +97,7 @@ class TurnCut:
             self.draft_diagnostics,
             self.repair_stages,
             resume,
+            tuple(replace(each, unit_lengths=()) for each in reversed(earlier[: MAX_CARRIED - 1])),
         )
 
 
@@ -103,9 +107,17 @@ class KeptTurn(TurnCut):
 
     resume: PrefixResume
     """The prefix measure's state after the units before the cut."""
+    earlier: tuple[PrefixResume, ...] = ()
+    """The measure's states at a few earlier cuts, oldest first, without their unit lengths (``resume``'s start
+    with them): the next turn's cut may lie before this one, and measuring it cannot start after it."""
     counted: tuple["Counted", ...] = ()
     """The context count's tallies of the window before this cut and a few earlier ones, oldest first
-    (``count_turn`` adds them): the next turn's cut may lie before this one."""
+    (``count_turn`` adds them), for the same reason."""
+
+    def resumes(self) -> list[PrefixResume]:
+        """Where measuring a later payload may start, latest first."""
+        lengths = self.resume.unit_lengths
+        return [self.resume, *(replace(each, unit_lengths=lengths[: each.units]) for each in reversed(self.earlier))]
 
     @property
     def size(self) -> int:
@@ -169,13 +181,22 @@ def build_turn(
         stable = stable_units(draft.provider, draft.payload, answered=draft.answered)
         cut = cut_turn(messages, view, draft, stable, build_tail, kept)
     keep_at = None if cut is None else cut.units
-    try:
-        resume = None if kept is None else kept.resume
-        finished = finish_chat_request(draft, cache=cache, previous=previous, resume=resume, keep_at=keep_at)
-    except CannotResume:
-        finished = finish_chat_request(draft, cache=cache, previous=previous, keep_at=keep_at)
-    next_turn = None if cut is None or finished.resume is None else cut.kept(finished.resume)
+    finished = _finished(draft, cache, previous, kept, keep_at)
+    next_turn = None if cut is None or finished.resume is None else cut.kept(finished.resume, kept)
     return TurnBuild(view, finished.request, next_turn, kept, kept is not None and kept is given)
+
+
+def _finished(
+    draft: Draft, cache: CacheTarget | None, previous: PromptPrefix | None, kept: KeptTurn | None, keep_at: int | None
+) -> Finished:
+    """``finish_chat_request``, measuring from the latest point ``kept`` may resume at that lies before every
+    point asked for, or from the head."""
+    for resume in kept.resumes() if kept is not None else ():
+        try:
+            return finish_chat_request(draft, cache=cache, previous=previous, resume=resume, keep_at=keep_at)
+        except CannotResume:
+            continue
+    return finish_chat_request(draft, cache=cache, previous=previous, keep_at=keep_at)
 
 
 def built_in_pieces(
@@ -202,15 +223,16 @@ def built_in_pieces(
         view, draft = built
         stable = stable_units(draft.provider, draft.payload, answered=draft.answered)
         cut = cut_turn(window, view, draft, stable, build_tail, kept)
-        if cut is None or (kept is not None and cut.units < kept.units):
+        if cut is None:
             return kept
-        resume = None if kept is None else kept.resume
+        resumes = kept.resumes() if kept is not None else []
+        resume = next((each for each in resumes if each.units <= cut.units), None)
         measured = measure_prefix(
             draft.provider, draft.payload, cut.units, head=draft.talked, resume=resume, keep_at=cut.units
         )
         if measured.resume is None:
             return kept
-        _, kept = count_turn(window, view, pieces.ctx, kept, cut.kept(measured.resume))
+        _, kept = count_turn(window, view, pieces.ctx, kept, cut.kept(measured.resume, kept))
     return kept
 
 
@@ -223,8 +245,8 @@ class Counted(NamedTuple):
     tally: Tally
 
 
-MAX_COUNTED = 8
-"""Tallies a kept turn carries: its own cut's and those of the last turns before it."""
+MAX_CARRIED = 8
+"""Measure states and count tallies a kept turn carries: its own cut's and those of the last cuts before it."""
 
 
 def count_turn(
@@ -247,7 +269,7 @@ def count_turn(
     kept = start.tally + tally(messages[start.cut : cut], view.messages[start.sent : sent], ctx, stale)
     counted = kept + tally(messages[cut:], view.messages[sent:], ctx, stale)
     earlier = tuple(each for each in carried if each.cut < cut)
-    return counted, replace(next_turn, counted=(*earlier, Counted(cut, sent, kept))[-MAX_COUNTED:])
+    return counted, replace(next_turn, counted=(*earlier, Counted(cut, sent, kept))[-MAX_CARRIED:])
 
 
 def splice(kept: KeptTurn, messages: Sequence[EngineMessage], build_tail: BuildTail) -> tuple[Projection, Draft] | None:

@@ -156,6 +156,8 @@ def test_a_long_window_with_no_kept_turn_is_built_in_pieces() -> None:
     assert turn.outcome == "pieces"
     assert turn.joined is not None and turn.joined.count == 70  # the seventh piece's end: every piece kept a turn
     assert [counted.cut for counted in turn.joined.counted] == [9, 19, 29, 39, 49, 59, 69]  # each piece's cut
+    units = [resume.units for resume in turn.joined.resumes()]  # and where measuring may resume, latest first
+    assert len(units) == 7 and units == sorted(units, reverse=True)
     whole = build_turn(engine, *builders, cache=MARK_ALL, previous=None, kept=None, keep=True)
     assert whole.outcome == "built"
     assert turn_answer(turn) == turn_answer(whole)
