@@ -128,7 +128,11 @@ async def main(database_url: str | None, count: int, repeat: int) -> list[str]:
         lines.append(verdict(f"target 2 ({label} / floor)", took / floor_time, target))
     if "chat whole" in timings:
         whole = median(timings["chat whole"])
-        print(f"POST /chat anthropic, cold, built whole (no pieces): {ms(whole)}, {whole / floor_time:.2f}x the floor")
+        paired = median([mine / theirs for mine, theirs in zip(timings["chat"], timings["chat whole"], strict=True)])
+        print(
+            f"POST /chat anthropic, cold, built whole (no pieces): {ms(whole)}, {whole / floor_time:.2f}x the floor;"
+            f" in pieces / whole, round by round: median {paired:.2f}"
+        )
     return lines
 
 
