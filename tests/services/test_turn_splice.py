@@ -58,6 +58,17 @@ def build_turn_or_none(
         return None
 
 
+def tool_loop(turns: int) -> list[EngineMessage]:
+    """An agent's tool loop: the user's ask, then a call and its result a turn."""
+    messages: list[PersistedMessage] = [b.user("fix the build")]
+    for n in range(1, turns + 1):
+        messages += [
+            b.tool_call(f"c{n}", "bash", command=f"make {n}"),
+            b.tool_result(f"c{n}", f"out {n}", tool_name="bash"),
+        ]
+    return [promote(message) for message in b.history(*messages)]
+
+
 def turn_answer(turn: TurnBuild) -> tuple[Any, ...]:
     built: ChatRequest = turn.request
     return (
@@ -143,13 +154,7 @@ def test_a_build_in_pieces_is_the_whole_build_and_counts_alike(
 
 def test_a_long_window_with_no_kept_turn_is_built_in_pieces() -> None:
     """An agent's tool loop read cold: every piece keeps a turn, and the build is spliced after the last."""
-    messages: list[PersistedMessage] = [b.user("fix the build")]
-    for n in range(1, 40):
-        messages += [
-            b.tool_call(f"c{n}", "bash", command=f"make {n}"),
-            b.tool_result(f"c{n}", f"out {n}", tool_name="bash"),
-        ]
-    engine = [promote(message) for message in b.history(*messages)]
+    engine = tool_loop(39)
     ctx = ProjectionContext(provider="anthropic", model=MODELS["anthropic"])
     builders = turn_builders("anthropic", ctx, "Be brief.", TOOLS)
     turn = build_turn(engine, *builders, cache=MARK_ALL, previous=None, kept=None, keep=True, pieces=Pieces(10, ctx))
@@ -168,13 +173,7 @@ def test_long_tool_loops_are_spliced(provider: str) -> None:
     """An agent's tool loop, a call and its result a turn, under a system prompt: every build after the first
     two is spliced, for every target (a system prompt that is a message of the history, as OpenAI's, opens
     the whole build and not the tail's)."""
-    messages: list[PersistedMessage] = [b.user("fix the build")]
-    for n in range(1, 30):
-        messages += [
-            b.tool_call(f"c{n}", "bash", command=f"make {n}"),
-            b.tool_result(f"c{n}", f"out {n}", tool_name="bash"),
-        ]
-    engine = [promote(message) for message in b.history(*messages)]
+    engine = tool_loop(29)
     ctx = ProjectionContext(provider=provider, model=MODELS[provider])
     builders = turn_builders(provider, ctx, "Be brief.", TOOLS)
     kept = None
