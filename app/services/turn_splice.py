@@ -21,6 +21,9 @@ messages appended since hold no compaction record and mention no tool call or ap
 before the cut (a late result, a reused id), and when the tail's build rewrote no tool-call id (one rewritten
 could meet an id before the cut). Anything else builds the whole window. A property test builds random
 growing histories both ways after every append, for every target, and compares payload, diagnostics and view.
+
+A build with no kept turn to splice after may go the same way piece by piece (``built_in_pieces``): as if the
+window had been asked for at the end of each piece, each piece spliced after the turn the last one kept.
 """
 
 from collections.abc import Callable, Iterable, Sequence
