@@ -19,14 +19,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import httpx
-from asgi_lifespan import LifespanManager
-
 from app.main import create_app
 from app.services.window_reuse import WindowReuse
 from app.settings import Settings
 from bench.dataset import write_session
-from bench.harness import arguments, database, median, ms, raw_connection
+from bench.harness import arguments, database, in_process, median, ms, raw_connection
 from bench.overhead import CHAT_BODY
 
 STAGES = (
@@ -90,10 +87,7 @@ async def main(database_url: str | None, count: int, requests: int) -> None:
         took: list[float] = []
         runs: list[float] = []
         spent: list[float] = []
-        async with (
-            LifespanManager(app),
-            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=120) as http,
-        ):
+        async with in_process(app) as http:
             gc.callbacks.append(clock)
             for _ in range(requests):
                 app.state.window_reuse = WindowReuse(settings.chat_reuse_bytes)  # cold: nothing kept

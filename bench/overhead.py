@@ -14,16 +14,24 @@ built whole instead of in pieces (``PROJECTOR_CHAT_PIECE_MESSAGES=0`` for that r
 import asyncio
 import time
 
-import httpx
 import orjson
-from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
 from app.main import create_app
 from app.services.window_reuse import WindowReuse
 from app.settings import Settings
 from bench.dataset import write_session
-from bench.harness import TENANT, arguments, database, median, ms, raw_connection, reading_connection, verdict
+from bench.harness import (
+    TENANT,
+    arguments,
+    database,
+    in_process,
+    median,
+    ms,
+    raw_connection,
+    reading_connection,
+    verdict,
+)
 
 FLOOR_SQL = (
     "SELECT id, session_id, seq, role, kind, content, metadata, run_id, created_at, token_estimate"
@@ -46,10 +54,7 @@ async def main(database_url: str | None, count: int, repeat: int) -> list[str]:
         print(f"dataset: {count:,} messages written in {time.perf_counter() - started:.1f} s", flush=True)
         app = create_app(Settings(database_url=None, migrate_on_start=False, log_level="warning"), database_url=url)
         chat = has_chat(app)
-        async with (
-            LifespanManager(app),
-            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=120) as http,
-        ):
+        async with in_process(app) as http:
 
             async def floor() -> int:
                 rows = await connection.fetch(FLOOR_SQL, TENANT, "s10k")

@@ -21,9 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import httpx
 import orjson
-from asgi_lifespan import LifespanManager
 
 from app.context.accounting import account_context
 from app.context.window import ContextWindow
@@ -39,7 +37,7 @@ from app.services.snapshots import load_snapshot
 from app.services.window_reuse import WindowReuse
 from app.settings import Settings
 from bench.dataset import write_session
-from bench.harness import TENANT, arguments, database, median, ms, raw_connection, reading_connection
+from bench.harness import TENANT, arguments, database, in_process, median, ms, raw_connection, reading_connection
 from bench.overhead import CHAT_BODY, FLOOR_SQL
 
 MODEL = CHAT_BODY["model"]
@@ -94,10 +92,7 @@ async def main(database_url: str | None, count: int, repeat: int, piece: int) ->
         app = create_app(settings, database_url=url)
         ctx = ProjectionContext(provider=CHAT_BODY["provider"], model=MODEL)
         timings: dict[str, list[float]] = {}
-        async with (
-            LifespanManager(app),
-            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=120) as http,
-        ):
+        async with in_process(app) as http:
             for round_ in range(repeat + 2):
                 figures: dict[str, float] = {}
                 started = time.perf_counter()
