@@ -2,12 +2,14 @@
 the collector during requests would add to it.
 
 On the 10,000-message session of ``bench.overhead``, in one process through the real ASGI app, times
-``GET /sessions/{id}/projection?view=model`` and ``POST /chat`` (anthropic) under three settings: the
-service's (start-up objects frozen, thresholds ``app.main.GC_THRESHOLDS``); the service's with the collector
-off for the whole request (an upper bound for any pause around the synchronous builds); and CPython's
-(nothing frozen, 700, 10, 10). The settings take turns every round, in a rotating order (the first request
-after a switch runs slower), so all see the same machine. Prints medians, the collections each request ran
-and each setting's time over the service's. A diagnostic, not a target.
+``GET /sessions/{id}/projection?view=model`` and a cold ``POST /chat`` (anthropic, nothing kept from an earlier
+request) under four settings: the service's (start-up objects frozen, thresholds ``app.main.GC_THRESHOLDS``);
+the service's with the collector off for the whole request (an upper bound for any pause around the
+synchronous builds); the service's with young objects collected every 10,000 allocations (10,000, 50, 100:
+often enough to run in the middle of such a request); and CPython's (nothing frozen, 700, 10, 10). The
+settings take turns every round, in a rotating order (the first request after a switch runs slower), so all
+see the same machine. Prints medians, the collections each request ran and each setting's time over the
+service's. A diagnostic, not a target.
 """
 
 import asyncio
@@ -16,16 +18,22 @@ import time
 from collections.abc import Awaitable, Callable
 
 import httpx
-from asgi_lifespan import LifespanManager
 
 from app.main import GC_THRESHOLDS, create_app
+from app.services.window_reuse import WindowReuse
 from app.settings import Settings
 from bench.dataset import write_session
-from bench.harness import arguments, database, median, ms, raw_connection
+from bench.harness import arguments, database, in_process, median, ms, raw_connection
 from bench.overhead import CHAT_BODY
 
 CPYTHON_THRESHOLDS = (700, 10, 10)
-SETTINGS = ("the service's", "the service's, collector off during the request", "CPython's")
+FREQUENT_THRESHOLDS = (10_000, 50, 100)
+SETTINGS = (
+    "the service's",
+    "the service's, collector off during the request",
+    "young objects every 10,000 allocations",
+    "CPython's",
+)
 
 
 def use(setting: str) -> None:
@@ -34,7 +42,7 @@ def use(setting: str) -> None:
         gc.set_threshold(*CPYTHON_THRESHOLDS)
     else:
         gc.freeze()
-        gc.set_threshold(*GC_THRESHOLDS)
+        gc.set_threshold(*(FREQUENT_THRESHOLDS if setting == SETTINGS[2] else GC_THRESHOLDS))
 
 
 async def main(database_url: str | None, count: int, repeat: int) -> None:
@@ -42,20 +50,19 @@ async def main(database_url: str | None, count: int, repeat: int) -> None:
         writer = await raw_connection(url)
         await write_session(writer, "s10k", count)
         await writer.close()
-        app = create_app(Settings(database_url=None, migrate_on_start=False, log_level="warning"), database_url=url)
-        async with (
-            LifespanManager(app),
-            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench", timeout=120) as http,
-        ):
+        settings = Settings(database_url=None, migrate_on_start=False, log_level="warning")
+        app = create_app(settings, database_url=url)
+        async with in_process(app) as http:
 
             async def projection() -> httpx.Response:
                 return await http.get("/sessions/s10k/projection", params={"view": "model"})
 
             async def chat() -> httpx.Response:
+                app.state.window_reuse = WindowReuse(settings.chat_reuse_bytes)  # cold: nothing kept
                 return await http.post("/chat", json=CHAT_BODY)
 
             actions: dict[str, Callable[[], Awaitable[httpx.Response]]] = {"model projection": projection}
-            actions["POST /chat anthropic"] = chat
+            actions["POST /chat anthropic, cold"] = chat
             timings: dict[tuple[str, str], list[float]] = {}
             collections: dict[tuple[str, str], list[int]] = {}
             for round_ in range(repeat + 1):
