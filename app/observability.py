@@ -27,8 +27,8 @@ WINDOW_REUSE = Counter(
 WINDOW_REUSE_BYTES = Gauge("projector_window_reuse_bytes", "Estimated memory the kept windows and turns hold")
 TURN_SPLICES = Counter(
     "projector_chat_builds_total",
-    "/chat builds that ran the pipeline on the last turn only, after what the previous turn kept (spliced), on"
-    " the window piece by piece, each piece spliced after the last (pieces), or on the whole window (built)",
+    "/chat builds that ran the pipeline on the last turn only, after what the previous turn kept (spliced), or"
+    " on the whole window (built)",
     ["outcome"],
 )
 

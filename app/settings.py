@@ -101,13 +101,6 @@ class Settings(BaseSettings):
         description="Memory (estimated) for the windows /chat and the context report keep between turns, so the "
         "next turn reads only the messages appended since; least recently used go first. 0 keeps none.",
     )
-    chat_piece_messages: int = Field(
-        default=1000,
-        ge=0,
-        description="A /chat with no turn kept from the last one builds a longer window in pieces of this many "
-        "messages, each spliced after the last as a turn after a turn is (each stage then finds a piece in the "
-        "processor's cache); the payload is the same byte for byte. 0 builds the window whole.",
-    )
 
     # --- Context windows, compaction and pruning ---
     model_servers_by_provider: dict[str, ModelServerSetting] = Field(

@@ -35,7 +35,6 @@ STAGES = (
     ("serializer", "to_chat_messages"),
     ("settle", "settle_in_passes"),
     ("anthropic adapter", "to_anthropic"),
-    ("joining pieces and turns (splice)", "splice (app/services/turn_splice.py"),
     ("the rest of the build", "_build (app/services/chat.py"),
     ("promotion", "promote_rows"),
     ("rows read: JSON decoding", "loads (app/lossless_json.py"),

@@ -7,8 +7,7 @@ anthropic, both through the real ASGI app (middleware, routing, encoding) over a
 (c) cold: no window or turn kept from an earlier request; and (d) the next turn's ``POST /chat``: two
 messages appended (not timed) after the previous ``/chat``, whose window and turn the service kept (so it
 builds only the last turn, ``app.services.turn_splice``). The four are interleaved
-so they see the same machine. Targets: (b) and (c) each at most 2x (a), (d) at most 0.5x (a). Beside them, (c)
-built whole instead of in pieces (``PROJECTOR_CHAT_PIECE_MESSAGES=0`` for that request): what the pieces save.
+so they see the same machine. Targets: (b) and (c) each at most 2x (a), (d) at most 0.5x (a).
 """
 
 import asyncio
@@ -70,17 +69,6 @@ async def main(database_url: str | None, count: int, repeat: int) -> list[str]:
                 response.raise_for_status()
                 return len(response.content)
 
-            pieces_on = app.state.settings
-            pieces_off = pieces_on.model_copy(update={"chat_piece_messages": 0})
-
-            async def chat_whole() -> int:
-                """The cold ``/chat`` built whole instead of in pieces, for what the pieces save."""
-                app.state.settings = pieces_off
-                try:
-                    return await chat_payload()
-                finally:
-                    app.state.settings = pieces_on
-
             def forget_kept() -> None:
                 """Drops the kept windows and turns (not timed: freeing them is not serving a request)."""
                 if hasattr(app.state, "window_reuse"):
@@ -99,15 +87,13 @@ async def main(database_url: str | None, count: int, repeat: int) -> list[str]:
 
             actions = {"floor": floor, "projection": projection}
             if chat:
-                # The next turn follows the cold /chat as the service builds it (in pieces).
-                actions["chat whole"] = chat_whole
                 actions["chat"] = chat_payload
                 actions["next turn"] = chat_payload
             timings: dict[str, list[float]] = {name: [] for name in actions}
             sizes: dict[str, int] = {}
             for round_ in range(repeat + 2):
                 for name, action in actions.items():
-                    if name in ("chat", "chat whole"):
+                    if name == "chat":
                         forget_kept()
                     if name == "next turn":
                         await next_turn()
@@ -131,13 +117,6 @@ async def main(database_url: str | None, count: int, repeat: int) -> list[str]:
         took = median(timings[name])
         print(f"{label}: {ms(took)} ({sizes[name]:,} bytes)")
         lines.append(verdict(f"target 2 ({label} / floor)", took / floor_time, target))
-    if "chat whole" in timings:
-        whole = median(timings["chat whole"])
-        paired = median([mine / theirs for mine, theirs in zip(timings["chat"], timings["chat whole"], strict=True)])
-        print(
-            f"POST /chat anthropic, cold, built whole (no pieces): {ms(whole)}, {whole / floor_time:.2f}x the floor;"
-            f" in pieces / whole, round by round: median {paired:.2f}"
-        )
     return lines
 
 

@@ -36,7 +36,7 @@ from app.services.context_config import threshold_policy
 from app.services.context_report import request_tokens, window_size
 from app.services.heavy_work import run_within
 from app.services.snapshots import SessionSnapshot, for_target, load_snapshot_with, session_model
-from app.services.turn_splice import KeptTurn, Pieces, build_turn, count_turn
+from app.services.turn_splice import KeptTurn, build_turn, count_turn
 from app.services.window_reuse import TurnKey, WindowKey, WindowReuse
 from app.settings import Settings
 from app.store.database import Database
@@ -221,12 +221,6 @@ class _Plan:
             continues=continues,
         )
 
-    def pieces(self) -> Pieces | None:
-        """How a build with no kept turn to splice after goes piece by piece: not when mutations edit the payload
-        (they point into the whole of it), nor when the setting is 0."""
-        size = self.settings.chat_piece_messages
-        return Pieces(size, self.ctx) if size > 0 and not self.ask.mutations else None
-
     def build_whole(self, messages: Sequence[EngineMessage]) -> tuple[Projection, Draft]:
         view = project(View.MODEL, messages, self.ctx)
         return view, self.draft(view)
@@ -256,7 +250,6 @@ def _build(plan: _Plan) -> _Built:
         previous=plan.previous,
         kept=plan.kept_turn,
         keep=plan.keeps_turns,
-        pieces=plan.pieces(),
     )
     TURN_SPLICES.labels(turn.outcome).inc()
     view, built = turn.view, turn.request

@@ -21,9 +21,6 @@ messages appended since hold no compaction record and mention no tool call or ap
 before the cut (a late result, a reused id), and when the tail's build rewrote no tool-call id (one rewritten
 could meet an id before the cut). Anything else builds the whole window. A property test builds random
 growing histories both ways after every append, for every target, and compares payload, diagnostics and view.
-
-A build with no kept turn to splice after may go the same way piece by piece (``built_in_pieces``): as if the
-window had been asked for at the end of each piece, each piece spliced after the turn the last one kept.
 """
 
 from collections.abc import Callable, Iterable, Sequence
@@ -41,7 +38,6 @@ from app.providers.caching import (
     PromptPrefix,
     history_key,
     history_units,
-    measure_prefix,
     stable_units,
 )
 from app.providers.chat_request import ChatRequest, Draft, Finished, RepairStages, finish_chat_request
@@ -135,24 +131,16 @@ class TurnBuild:
     next_turn: KeptTurn | None
     """What the next turn's build may splice, when this build kept it."""
     joined: KeptTurn | None
-    """The kept turn this build's last part was spliced after: the one given, or the last piece's."""
-    spliced: bool
-    """Whether this build was spliced from the kept turn given."""
+    """The kept turn this build was spliced after, when it was."""
+
+    @property
+    def spliced(self) -> bool:
+        return self.joined is not None
 
     @property
     def outcome(self) -> str:
-        """How the build went: ``spliced`` from the kept turn given, built in ``pieces`` or ``built`` whole."""
-        return "spliced" if self.spliced else "pieces" if self.joined is not None else "built"
-
-
-@dataclass(frozen=True, slots=True)
-class Pieces:
-    """How a build with no kept turn to splice after goes piece by piece (``built_in_pieces``)."""
-
-    messages: int
-    """Window messages a piece."""
-    ctx: ProjectionContext
-    """The request's projection context, to count each piece as it is built (``count_turn``)."""
+        """How the build went: ``spliced`` from the kept turn given, or ``built`` whole."""
+        return "spliced" if self.spliced else "built"
 
 
 def build_turn(
@@ -164,16 +152,10 @@ def build_turn(
     previous: PromptPrefix | None,
     kept: KeptTurn | None,
     keep: bool,
-    pieces: Pieces | None = None,
 ) -> TurnBuild:
-    """The model view and payload of ``messages``: spliced from ``kept`` when it may be, else built in
-    ``pieces`` (``built_in_pieces``) when given, or whole (``build_whole``), and, when ``keep``, what the next
-    turn's build may splice."""
-    given = kept
+    """The model view and payload of ``messages``: spliced from ``kept`` when it may be, else built whole
+    (``build_whole``), and, when ``keep``, what the next turn's build may splice."""
     spliced = None if kept is None else splice(kept, messages, build_tail)
-    if spliced is None and pieces is not None:
-        kept = built_in_pieces(messages, build_whole, build_tail, pieces)
-        spliced = None if kept is None else splice(kept, messages, build_tail)
     if spliced is None:
         kept = None
         view, draft = build_whole(messages)
@@ -186,7 +168,7 @@ def build_turn(
     keep_at = None if cut is None else cut.units
     finished = _finished(draft, cache, previous, kept, keep_at)
     next_turn = None if cut is None or finished.resume is None else cut.kept(finished.resume, kept)
-    return TurnBuild(view, finished.request, next_turn, kept, kept is not None and kept is given)
+    return TurnBuild(view, finished.request, next_turn, kept)
 
 
 def _finished(
@@ -200,43 +182,6 @@ def _finished(
         except CannotResume:
             continue
     return finish_chat_request(draft, cache=cache, previous=previous, keep_at=keep_at)
-
-
-def built_in_pieces(
-    messages: Sequence[EngineMessage], build_whole: BuildTail, build_tail: BuildTail, pieces: Pieces
-) -> KeptTurn | None:
-    """What a build of ``messages`` may be spliced after, made piece by piece: the first piece built whole, then
-    each next one spliced after the turn the last one kept, as if the window had been asked for at the end of
-    each piece (``None`` when not even the first piece kept a turn). Each step is a keep and a splice of the
-    kind a turn after a turn makes, so the build spliced after the last piece's turn is the whole build byte
-    for byte, and the first refusal ends the pieces where the last kept turn stands.
-
-    Why: each stage, the count included, walks a piece while what it reads is still in the processor's cache
-    from the stage before, where on a whole window of thousands of messages every stage reaches its objects
-    from memory again (``bench.phases``: the stages cost about 40% less on independent pieces)."""
-    kept: KeptTurn | None = None
-    for end in range(pieces.messages, len(messages), pieces.messages):
-        window = messages[:end]
-        try:
-            built = build_whole(window) if kept is None else splice(kept, window, build_tail)
-        except EmptyConversation:
-            return kept
-        if built is None:
-            return kept
-        view, draft = built
-        stable = stable_units(draft.provider, draft.payload, answered=draft.answered)
-        cut = cut_turn(window, view, draft, stable, build_tail, kept)
-        if cut is None:
-            return kept
-        resumes = kept.resumes() if kept is not None else []
-        resume = next((each for each in resumes if each.units <= cut.units), None)
-        measured = measure_prefix(
-            draft.provider, draft.payload, cut.units, head=draft.talked, resume=resume, keep_at=cut.units
-        )
-        if measured.resume is None:
-            return kept
-        _, kept = count_turn(window, view, pieces.ctx, kept, cut.kept(measured.resume, kept))
-    return kept
 
 
 class Counted(NamedTuple):

@@ -115,14 +115,13 @@ async def chat_bytes(
     app: FastAPI, session_id: str, provider: str, reuse: WindowReuse | None, *, compacted: bool = True
 ) -> bytes:
     """What ``POST /chat`` answers (payload, diagnostics, context report), encoded; ``compacted``: whether the
-    model view starts at the compaction (else the whole session is read). A build with ``reuse`` goes in pieces
-    of 6 messages when it has no turn to splice after; one without is the fresh build, made whole."""
+    model view starts at the compaction (else the whole session is read). A build without ``reuse`` is the
+    fresh build."""
     ctx = ProjectionContext(apply_compact_boundary=compacted)
     ask = ChatAsk(session_id, provider, ctx, model=MODELS[provider], system=SYSTEM, tools=TOOLS)
     state = app.state
     # Every cache breakpoint placed whatever the prompt's length: the marks go into the history's blocks.
-    piece = 0 if reuse is None else 6
-    marking = state.settings.model_copy(update={"cache_min_tokens": 0, "chat_piece_messages": piece})
+    marking = state.settings.model_copy(update={"cache_min_tokens": 0})
     answer = await build_chat(state.database, state.model_windows, marking, DEFAULT_TENANT, ask, reuse=reuse)
     built = answer.request
     body = {
@@ -193,27 +192,6 @@ async def test_an_agents_tool_loop_is_spliced_turn_after_turn(client: httpx.Asyn
         reused = await chat_bytes(app, session.id, "anthropic", reuse)
         assert reused == await chat_bytes(app, session.id, "anthropic", None)
     assert TURN_SPLICES.labels("spliced")._value.get() == spliced + 3
-
-
-async def test_a_long_window_read_cold_is_built_in_pieces_and_answers_as_fresh(
-    client: httpx.AsyncClient, app: FastAPI
-) -> None:
-    """With no turn kept (a new process, or an amendment since), the window is built in pieces, each spliced
-    after the turn the last one kept: the answer is the fresh build's, and the next turn splices after it."""
-    session = Session(client, await new_session(client))
-    await session.step("append", ["user", *["answered"] * 12, "answer", "user", *["answered"] * 6])
-    pieces, spliced = TURN_SPLICES.labels("pieces")._value.get(), TURN_SPLICES.labels("spliced")._value.get()
-    reuse = WindowReuse(64 * 1024 * 1024)
-    for provider in SUPPORTED_PROVIDERS:
-        await chat_bytes(app, session.id, provider, None)  # what the next fresh build compares its prefix with
-        reused = await chat_bytes(app, session.id, provider, reuse)
-        assert reused == await chat_bytes(app, session.id, provider, None), provider
-    assert TURN_SPLICES.labels("pieces")._value.get() == pieces + len(SUPPORTED_PROVIDERS)
-    await session.step("append", ["answered"])
-    await chat_bytes(app, session.id, "anthropic", None)
-    reused = await chat_bytes(app, session.id, "anthropic", reuse)
-    assert reused == await chat_bytes(app, session.id, "anthropic", None)
-    assert TURN_SPLICES.labels("spliced")._value.get() == spliced + 1
 
 
 async def test_an_amendment_after_a_kept_window_reads_the_window_again(client: httpx.AsyncClient, app: FastAPI) -> None:

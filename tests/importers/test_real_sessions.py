@@ -19,9 +19,9 @@ import pytest
 from app.importers.imported import ImportResult
 from app.importers.registry import parse_import
 from app.projections.types import ProjectionContext
-from app.services.turn_splice import Pieces, build_turn, count_turn
+from app.services.turn_splice import count_turn
 from tests.importers import checks
-from tests.services.test_turn_splice import MARK_ALL, build_turn_or_none, turn_answer, turn_builders
+from tests.services.test_turn_splice import build_turn_or_none, turn_answer, turn_builders
 
 
 def _folder() -> Path | None:
@@ -192,15 +192,16 @@ def test_every_session_gives_chat_payloads_every_provider_accepts(ai_sdk_preflig
 def test_real_sessions_grown_turn_by_turn_are_spliced_to_the_whole_build() -> None:
     """Each session grows ten messages at a time, as its agent wrote them; each step's ``/chat`` build is
     spliced from what the previous step's kept, and is the whole build byte for byte (payload, diagnostics,
-    view, prefix). Repairs before the cut (the large pi session's 18 unanswered calls) are kept with the turn,
-    so nearly every build splices: 440 of 458 here, the first of each session and a few whose tail did not
-    build alike."""
+    view, prefix) and counts alike. Repairs before the cut (the large pi session's 18 unanswered calls) are
+    kept with the turn, so nearly every build splices: 440 of 458 here, the first of each session and a few
+    whose tail did not build alike."""
     spliced = built = 0
     for name in EXPECTED:
         session = _import(name).sessions[0]
         messages = checks.engine_messages(session)
         model = checks.model_for("anthropic", session)
-        builders = turn_builders("anthropic", ProjectionContext(provider="anthropic", model=model), None, checks.TOOLS)
+        ctx = ProjectionContext(provider="anthropic", model=model)
+        builders = turn_builders("anthropic", ctx, None, checks.TOOLS)
         kept = None
         for end in range(10, len(messages) + 1, 10):
             turn = build_turn_or_none(messages[:end], builders, None, kept, keep=True)
@@ -209,27 +210,8 @@ def test_real_sessions_grown_turn_by_turn_are_spliced_to_the_whole_build() -> No
             if turn is None or whole is None:
                 continue
             assert turn_answer(turn) == turn_answer(whole), (name, end)
+            counted, kept = count_turn(messages[:end], turn.view, ctx, turn.joined, turn.next_turn)
+            assert counted == count_turn(messages[:end], whole.view, ctx, None, None)[0], (name, end)
             spliced += turn.spliced
             built += 1
-            kept = turn.next_turn
     assert spliced / built > 0.9, (spliced, built)
-
-
-def test_real_sessions_built_cold_in_pieces_are_the_whole_build() -> None:
-    """Each whole session read cold (no kept turn) and built in pieces of 20 messages, each spliced after the
-    turn the last one kept, answers and counts as the session built whole: 8 of the 12 here are built in
-    pieces, the other 4 whole (their first piece kept no turn, or the last splice was refused)."""
-    in_pieces = 0
-    for name in EXPECTED:
-        messages = checks.engine_messages(_import(name).sessions[0])
-        ctx = ProjectionContext(provider="anthropic", model=checks.model_for("anthropic", _import(name).sessions[0]))
-        builders = turn_builders("anthropic", ctx, None, checks.TOOLS)
-        turn = build_turn(
-            messages, *builders, cache=MARK_ALL, previous=None, kept=None, keep=True, pieces=Pieces(20, ctx)
-        )
-        whole = build_turn(messages, *builders, cache=MARK_ALL, previous=None, kept=None, keep=False)
-        assert turn_answer(turn) == turn_answer(whole), name
-        counted = count_turn(messages, turn.view, ctx, turn.joined, turn.next_turn)[0]
-        assert counted == count_turn(messages, whole.view, ctx, None, None)[0], name
-        in_pieces += turn.outcome == "pieces"
-    assert in_pieces >= len(EXPECTED) // 2, in_pieces

@@ -25,7 +25,7 @@ from app.providers.caching import AUTO, CacheTarget, PromptPrefix
 from app.providers.chat_request import ChatRequest, Draft, draft_chat_request
 from app.providers.errors import EmptyConversation
 from app.providers.registry import SUPPORTED_PROVIDERS
-from app.services.turn_splice import BuildTail, KeptTurn, Pieces, TurnBuild, build_turn, count_turn
+from app.services.turn_splice import MAX_CARRIED, BuildTail, KeptTurn, TurnBuild, build_turn, count_turn
 from tests import builders as b
 from tests.providers.test_payload_properties import MODELS, TOOLS
 from tests.strategies import RUN_MODELS, contexts, grown_histories
@@ -112,60 +112,22 @@ def test_a_spliced_turn_is_the_whole_build_after_every_append(
             previous = whole.request.prefix
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(
-    grown=grown_histories(max_turns=16),
-    ctx=contexts(),
-    piece=st.integers(3, 12),
-    system=st.sampled_from([None, "Be brief."]),
-    tools=st.sampled_from([None, TOOLS]),
-)
-def test_a_build_in_pieces_is_the_whole_build_and_counts_alike(
-    grown: tuple[list[PersistedMessage], list[int]],
-    ctx: ProjectionContext,
-    piece: int,
-    system: str | None,
-    tools: Any,
-) -> None:
-    """With no kept turn, a window built piece by piece answers as the window built whole, counts alike, and
-    keeps a turn the next append splices into the whole build too."""
-    persisted, cuts = grown
-    engine = [promote(message) for message in persisted]
-    for provider in SUPPORTED_PROVIDERS:
-        target = replace(ctx, provider=provider, model=MODELS[provider], run_models=RUN_MODELS)
-        builders = turn_builders(provider, target, system, tools)
-        for cut, later in zip(cuts, [*cuts[1:], None], strict=True):
-            window = engine[:cut]
-            try:
-                in_pieces = build_turn(
-                    window, *builders, cache=MARK_ALL, previous=None, kept=None, keep=True, pieces=Pieces(piece, target)
-                )
-            except EmptyConversation:
-                continue
-            whole = build_turn(window, *builders, cache=MARK_ALL, previous=None, kept=None, keep=False)
-            assert turn_answer(in_pieces) == turn_answer(whole), (provider, cut, piece)
-            counted, kept = count_turn(window, in_pieces.view, target, in_pieces.joined, in_pieces.next_turn)
-            assert counted == count_turn(window, whole.view, target, None, None)[0]
-            if later is not None:
-                after = build_turn_or_none(engine[:later], builders, whole.request.prefix, kept, keep=False)
-                fresh = build_turn_or_none(engine[:later], builders, whole.request.prefix, None, keep=False)
-                assert (after and turn_answer(after)) == (fresh and turn_answer(fresh)), (provider, later, piece)
-
-
-def test_a_long_window_with_no_kept_turn_is_built_in_pieces() -> None:
-    """An agent's tool loop read cold: every piece keeps a turn, and the build is spliced after the last."""
-    engine = tool_loop(39)
+def test_a_kept_turn_carries_where_the_last_cuts_resume_latest_first() -> None:
+    """Turn after turn of an agent's tool loop, the kept turn carries the prefix measure's state and the
+    count's tally at its own cut and the cuts before it, at most ``MAX_CARRIED``, so a later turn whose cut
+    lies before the last one's starts from the nearest cut before it instead of the head."""
+    engine = tool_loop(29)
     ctx = ProjectionContext(provider="anthropic", model=MODELS["anthropic"])
     builders = turn_builders("anthropic", ctx, "Be brief.", TOOLS)
-    turn = build_turn(engine, *builders, cache=MARK_ALL, previous=None, kept=None, keep=True, pieces=Pieces(10, ctx))
-    assert turn.outcome == "pieces"
-    assert turn.joined is not None and turn.joined.count == 70  # the seventh piece's end: every piece kept a turn
-    assert [counted.cut for counted in turn.joined.counted] == [9, 19, 29, 39, 49, 59, 69]  # each piece's cut
-    units = [resume.units for resume in turn.joined.resumes()]  # and where measuring may resume, latest first
-    assert len(units) == 7 and units == sorted(units, reverse=True)
-    whole = build_turn(engine, *builders, cache=MARK_ALL, previous=None, kept=None, keep=True)
-    assert whole.outcome == "built"
-    assert turn_answer(turn) == turn_answer(whole)
+    kept: KeptTurn | None = None
+    for end in range(3, len(engine) + 1, 2):
+        turn = build_turn(engine[:end], *builders, cache=MARK_ALL, previous=None, kept=kept, keep=True)
+        _, kept = count_turn(engine[:end], turn.view, ctx, turn.joined, turn.next_turn)
+    assert kept is not None
+    cuts = [counted.cut for counted in kept.counted]
+    assert MAX_CARRIED == 8 and cuts == [43, 45, 47, 49, 51, 53, 55, 57]  # the last eight turns' cuts
+    units = [resume.units for resume in kept.resumes()]
+    assert len(units) == MAX_CARRIED and units == sorted(set(units), reverse=True)
 
 
 @pytest.mark.parametrize("provider", SUPPORTED_PROVIDERS)
