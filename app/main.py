@@ -60,12 +60,14 @@ def tune_garbage_collection() -> None:
     A model view or a ``/chat`` payload of a long session builds hundreds of thousands of short-lived
     containers that hold no cycles: reference counting frees them, yet at CPython's thresholds every few
     hundred allocations wake the collector, which walks the young objects and finds nothing. The young
-    generation counts allocations less deallocations, so a collection runs only once that many containers
-    are alive at once: a cold ``/chat`` of 10,000 messages peaks at about 110,000, and with the threshold
-    above that its containers are freed before any collection sees them (at 10,000 they were walked in ten
-    collections a request). What a collection does find is then walked in one longer pause instead of many
-    short ones. What exists at start-up (modules, routes, settings) lives as long as the process, so it is
-    frozen out of every collection. The README's performance section has the figures and the command."""
+    generation counts allocations less deallocations, so a young collection runs only once that many
+    containers are alive since the last one: a cold ``/chat`` of 10,000 messages adds about 110,000 (most of
+    them the window and turn it keeps for the next turn), so at 200,000 its temporaries are freed before any
+    collection sees them, and the kept windows, which evict each other, rarely add up to a collection at all
+    (at 10,000, a process serving many long sessions spent about a fifth of each cold ``/chat`` walking them
+    in its older generations). A collection that does run walks more at once: one longer pause instead of
+    many short ones. What exists at start-up (modules, routes, settings) lives as long as the process, so it
+    is frozen out of every collection. The README's performance section has the figures and the command."""
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
 

@@ -10,6 +10,11 @@ often enough to run in the middle of such a request); and CPython's (nothing fro
 settings take turns every round, in a rotating order (the first request after a switch runs slower), so all
 see the same machine. Prints medians, the collections each request ran and each setting's time over the
 service's. A diagnostic, not a target.
+
+Those requests find a young generation the last request left nearly empty (a cold request's window is freed
+before the next one). A process serving many long sessions keeps windows until newer ones evict them, and
+the collector walks what they hold: the last figures (``--sessions``) come from cold requests taking turns on
+16 sessions, more than the reuse memory holds, under CPython's setting, the earlier one and the service's.
 """
 
 import asyncio
@@ -22,6 +27,7 @@ import httpx
 from app.main import GC_THRESHOLDS, create_app
 from app.services.window_reuse import WindowReuse
 from app.settings import Settings
+from bench.cold_chat import CollectorClock
 from bench.dataset import write_session
 from bench.harness import arguments, database, in_process, median, ms, raw_connection
 from bench.overhead import CHAT_BODY
@@ -45,7 +51,7 @@ def use(setting: str) -> None:
         gc.set_threshold(*(FREQUENT_THRESHOLDS if setting == SETTINGS[2] else GC_THRESHOLDS))
 
 
-async def main(database_url: str | None, count: int, repeat: int) -> None:
+async def main(database_url: str | None, count: int, repeat: int, sessions: int) -> None:
     async with database(database_url) as url:
         writer = await raw_connection(url)
         await write_session(writer, "s10k", count)
@@ -83,17 +89,62 @@ async def main(database_url: str | None, count: int, repeat: int) -> None:
                             timings.setdefault((name, setting), []).append(took)
                             collections.setdefault((name, setting), []).append(ran)
             use(SETTINGS[0])
+            spread = await across_sessions(http, url, count, sessions, rounds=max(2, repeat // 4))
     for name in actions:
         service = median(timings[name, SETTINGS[0]])
         for setting in SETTINGS:
             took = median(timings[name, setting])
             ran = median(collections[name, setting])
             print(f"{name}, {setting}: {ms(took)} ({ran:.0f} collections), {took / service:.2f}x")
+    for setting, (middle, mean, collector, runs) in spread.items():
+        print(
+            f"cold POST /chat across {sessions} sessions, {setting}: median {ms(middle)}, mean {ms(mean)};"
+            f" collector {ms(collector)} a request in {runs:.1f} collections"
+        )
+
+
+async def across_sessions(
+    http: httpx.AsyncClient, url: str, count: int, sessions: int, *, rounds: int
+) -> dict[str, tuple[float, float, float, float]]:
+    """Cold ``/chat`` requests on ``sessions`` sessions of ``count`` messages, one after another, with the
+    windows and turns they keep left in place: more than the default reuse memory holds, so each request
+    finds its session's window evicted, keeps its own and evicts another's, as a process serving many long
+    sessions does. Per setting (CPython's, the earlier one and the service's, in a rotating order): the
+    median and mean request, and the collector's time and collections a request."""
+    writer = await raw_connection(url)
+    for n in range(sessions):
+        await write_session(writer, f"many{n}", count)
+    await writer.close()
+    compared = (SETTINGS[0], SETTINGS[2], SETTINGS[3])
+    took: dict[str, list[float]] = {setting: [] for setting in compared}
+    clocks = {setting: CollectorClock() for setting in compared}
+    for round_ in range(rounds):
+        shift = round_ % len(compared)
+        for setting in compared[shift:] + compared[:shift]:
+            use(setting)
+            gc.callbacks.append(clocks[setting])
+            for n in range(sessions):
+                started = time.perf_counter()
+                (await http.post("/chat", json={**CHAT_BODY, "sessionId": f"many{n}"})).raise_for_status()
+                took[setting].append(time.perf_counter() - started)
+            gc.callbacks.remove(clocks[setting])
+    use(SETTINGS[0])
+    requests = rounds * sessions
+    return {
+        setting: (
+            median(took[setting]),
+            sum(took[setting]) / requests,
+            clocks[setting].seconds / requests,
+            clocks[setting].runs / requests,
+        )
+        for setting in compared
+    }
 
 
 if __name__ == "__main__":
     parser = arguments(__doc__ or "")
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=12)
+    parser.add_argument("--sessions", type=int, default=16, help="sessions the cold requests take turns on")
     options = parser.parse_args()
-    asyncio.run(main(options.database_url, options.messages, options.repeat))
+    asyncio.run(main(options.database_url, options.messages, options.repeat, options.sessions))
