@@ -84,6 +84,9 @@ class ChatAnswer:
     and no view rule depends on one."""
     prefix_break: PrefixBreak | None = None
     """What broke the stable prefix the previous request of the same parameters sent, if anything did."""
+    weight: int = 0
+    """The window's ``heavy_work.content_weight``: past ``OFF_LOOP_WEIGHT`` the answer, about the size of the
+    window, is encoded in a worker thread too."""
 
 
 def run_model(run: RunRecord | None, provider: str) -> str | None:
@@ -157,7 +160,7 @@ async def build_chat(
         then = HistoryState(previous.revision, previous.boundary_id, previous.pruned)
         broke = prefix_break(then, now, previous_tokens=measured.tokens, mutated=bool(ask.mutations))
     await _remember_prefix(database, tenant_id, ask.session_id, params, built, now)
-    return ChatAnswer(built, report, asked.agent, broke)
+    return ChatAnswer(built, report, asked.agent, broke, snapshot.weight)
 
 
 class _Resolved(NamedTuple):

@@ -3,6 +3,7 @@ other requests (``/healthz`` first of all) while it runs; and a body's parts are
 request's budget before they are validated, which is what multiplies its memory."""
 
 import asyncio
+import threading
 from typing import Any
 
 import httpx
@@ -10,6 +11,8 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
 
+from app.api.responses import encode_json
+from app.api.routes import chat as chat_route
 from tests.api.wire import stored_count
 from tests.trust.conftest import AppFactory, http_client
 
@@ -170,3 +173,24 @@ async def test_a_large_chat_or_context_report_is_built_in_a_worker_thread_within
         assert (await c.post("/sessions/small/messages", json=many_parts(1, 3))).status_code == 201
         answered = await build("small")
         assert answered.status_code == 200, "a small build stays on the loop, with no budget to miss"
+
+
+async def test_a_large_chat_answer_is_encoded_in_a_worker_thread(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``/chat`` answer is about the size of its window: a large one is encoded off the event loop, as its
+    build is; a small one on it, where a thread hop would cost more than the encoding."""
+    on_loop: list[bool] = []
+
+    def encode_and_note_where(content: Any) -> bytes:
+        on_loop.append(threading.current_thread() is threading.main_thread())
+        return encode_json(content)
+
+    monkeypatch.setattr(chat_route, "encode_json", encode_and_note_where)
+    assert (await client.post("/sessions/s1/messages", json=many_parts(3, 1000))).status_code == 201
+    assert (await client.post("/sessions", json={"id": "small"})).status_code == 201
+    assert (await client.post("/sessions/small/messages", json=many_parts(1, 3))).status_code == 201
+    for session_id in ("s1", "small"):
+        answer = await client.post("/chat", json={"sessionId": session_id, "provider": "openai", "model": "gpt-5"})
+        assert answer.status_code == 200, answer.text[:300]
+    assert on_loop == [False, True]

@@ -6,9 +6,10 @@ from app.api.bodies import chat_ask, chat_diagnostics_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.idempotency import WRITES_NOTHING
 from app.api.off_loop import OffLoopRoute
-from app.api.responses import OrjsonResponse
+from app.api.responses import EncodedJsonResponse, encode_json
 from app.api.schemas import ChatRequestBody, ChatResponseBody
 from app.services.chat import build_chat
+from app.services.heavy_work import run_weighed
 
 router = APIRouter(route_class=OffLoopRoute, tags=["chat"])
 
@@ -23,13 +24,12 @@ async def chat(
         database, state.model_windows, settings, principal.tenant_id, ask, reuse=state.window_reuse
     )
     built = answer.request
-    return OrjsonResponse(
-        {
-            "provider": built.provider,
-            "model": built.model,
-            "agent": answer.agent,
-            "payload": built.payload,
-            "diagnostics": chat_diagnostics_body(built.diagnostics, answer.prefix_break),
-            "context": answer.context.as_dict(),
-        }
-    )
+    wire = {
+        "provider": built.provider,
+        "model": built.model,
+        "agent": answer.agent,
+        "payload": built.payload,
+        "diagnostics": chat_diagnostics_body(built.diagnostics, answer.prefix_break),
+        "context": answer.context.as_dict(),
+    }
+    return EncodedJsonResponse(await run_weighed(answer.weight, encode_json, wire))
