@@ -19,11 +19,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from app.main import create_app
-from app.services.window_reuse import WindowReuse
-from app.settings import Settings
-from bench.dataset import write_session
-from bench.harness import arguments, database, in_process, median, ms, raw_connection
+from bench.dataset import seed_session
+from bench.harness import arguments, database, forget_kept, in_process, median, ms, service_app
 from bench.overhead import CHAT_BODY
 
 STAGES = (
@@ -77,11 +74,8 @@ class CollectorClock:
 
 async def main(database_url: str | None, count: int, requests: int) -> None:
     async with database(database_url) as url:
-        writer = await raw_connection(url)
-        await write_session(writer, "s10k", count)
-        await writer.close()
-        settings = Settings(database_url=None, migrate_on_start=False, log_level="warning")
-        app = create_app(settings, database_url=url)
+        await seed_session(url, "s10k", count)
+        app = service_app(url)
         clock = CollectorClock()
         took: list[float] = []
         runs: list[float] = []
@@ -89,7 +83,7 @@ async def main(database_url: str | None, count: int, requests: int) -> None:
         async with in_process(app) as http:
             gc.callbacks.append(clock)
             for _ in range(requests):
-                app.state.window_reuse = WindowReuse(settings.chat_reuse_bytes)  # cold: nothing kept
+                forget_kept(app)
                 clock.runs, clock.seconds = 0, 0.0
                 started = time.perf_counter()
                 (await http.post("/chat", json=CHAT_BODY)).raise_for_status()

@@ -16,7 +16,7 @@ import asyncpg
 
 from app.engine.promotion import infer_kind
 from app.engine.tokens import estimate_tokens
-from bench.harness import TENANT
+from bench.harness import TENANT, raw_connection
 
 COLUMNS = (
     "tenant_id",
@@ -176,3 +176,12 @@ async def write_session(connection: asyncpg.Connection, session_id: str, count: 
                 *newest,
             )
     await connection.execute("ANALYZE messages")
+
+
+async def seed_session(url: str, session_id: str, count: int, **options: Any) -> None:
+    """``write_session`` on a connection of its own to ``url``."""
+    connection = await raw_connection(url)
+    try:
+        await write_session(connection, session_id, count, **options)
+    finally:
+        await connection.close()

@@ -24,12 +24,10 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
-from app.main import GC_THRESHOLDS, create_app
-from app.services.window_reuse import WindowReuse
-from app.settings import Settings
+from app.main import GC_THRESHOLDS
 from bench.cold_chat import CollectorClock
-from bench.dataset import write_session
-from bench.harness import arguments, database, in_process, median, ms, raw_connection
+from bench.dataset import seed_session
+from bench.harness import arguments, database, forget_kept, in_process, median, ms, service_app
 from bench.overhead import CHAT_BODY
 
 CPYTHON_THRESHOLDS = (700, 10, 10)
@@ -53,18 +51,15 @@ def use(setting: str) -> None:
 
 async def main(database_url: str | None, count: int, repeat: int, sessions: int) -> None:
     async with database(database_url) as url:
-        writer = await raw_connection(url)
-        await write_session(writer, "s10k", count)
-        await writer.close()
-        settings = Settings(database_url=None, migrate_on_start=False, log_level="warning")
-        app = create_app(settings, database_url=url)
+        await seed_session(url, "s10k", count)
+        app = service_app(url)
         async with in_process(app) as http:
 
             async def projection() -> httpx.Response:
                 return await http.get("/sessions/s10k/projection", params={"view": "model"})
 
             async def chat() -> httpx.Response:
-                app.state.window_reuse = WindowReuse(settings.chat_reuse_bytes)  # cold: nothing kept
+                forget_kept(app)
                 return await http.post("/chat", json=CHAT_BODY)
 
             actions: dict[str, Callable[[], Awaitable[httpx.Response]]] = {"model projection": projection}
@@ -111,10 +106,8 @@ async def across_sessions(
     finds its session's window evicted, keeps its own and evicts another's, as a process serving many long
     sessions does. Per setting (CPython's, the earlier one and the service's, in a rotating order): the
     median and mean request, and the collector's time and collections a request."""
-    writer = await raw_connection(url)
     for n in range(sessions):
-        await write_session(writer, f"many{n}", count)
-    await writer.close()
+        await seed_session(url, f"many{n}", count)
     compared = (SETTINGS[0], SETTINGS[2], SETTINGS[3])
     took: dict[str, list[float]] = {setting: [] for setting in compared}
     clocks = {setting: CollectorClock() for setting in compared}

@@ -29,6 +29,9 @@ from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 from sqlalchemy.engine import make_url
 
+from app.main import create_app
+from app.services.window_reuse import WindowReuse
+from app.settings import Settings
 from app.store import migrations
 from app.store.embedded import EmbeddedPostgres
 
@@ -192,6 +195,17 @@ class _LettingGoClient(httpx.AsyncClient):
         if not kwargs.get("stream"):
             response.stream = httpx.ByteStream(b"")
         return response
+
+
+def service_app(url: str) -> FastAPI:
+    """The service on ``url``'s database (``database`` migrated it), logging warnings only."""
+    return create_app(Settings(database_url=None, migrate_on_start=False, log_level="warning"), database_url=url)
+
+
+def forget_kept(app: FastAPI) -> None:
+    """Drops the windows and turns ``/chat`` kept, so that the next one is cold (not timed: freeing them is not
+    serving a request)."""
+    app.state.window_reuse = WindowReuse(app.state.settings.chat_reuse_bytes)
 
 
 @contextlib.asynccontextmanager

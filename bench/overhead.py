@@ -16,19 +16,17 @@ import time
 import orjson
 from fastapi import FastAPI
 
-from app.main import create_app
-from app.services.window_reuse import WindowReuse
-from app.settings import Settings
-from bench.dataset import write_session
+from bench.dataset import seed_session
 from bench.harness import (
     TENANT,
     arguments,
     database,
+    forget_kept,
     in_process,
     median,
     ms,
-    raw_connection,
     reading_connection,
+    service_app,
     verdict,
 )
 
@@ -45,13 +43,11 @@ def has_chat(app: FastAPI) -> bool:
 
 async def main(database_url: str | None, count: int, repeat: int) -> list[str]:
     async with database(database_url) as url:
-        writer = await raw_connection(url)
         started = time.perf_counter()
-        await write_session(writer, "s10k", count)
-        await writer.close()
+        await seed_session(url, "s10k", count)
         connection = await reading_connection(url)
         print(f"dataset: {count:,} messages written in {time.perf_counter() - started:.1f} s", flush=True)
-        app = create_app(Settings(database_url=None, migrate_on_start=False, log_level="warning"), database_url=url)
+        app = service_app(url)
         chat = has_chat(app)
         async with in_process(app) as http:
 
@@ -68,11 +64,6 @@ async def main(database_url: str | None, count: int, repeat: int) -> list[str]:
                 response = await http.post("/chat", json=CHAT_BODY)
                 response.raise_for_status()
                 return len(response.content)
-
-            def forget_kept() -> None:
-                """Drops the kept windows and turns (not timed: freeing them is not serving a request)."""
-                if hasattr(app.state, "window_reuse"):
-                    app.state.window_reuse = WindowReuse(app.state.settings.chat_reuse_bytes)
 
             turn = iter(range(1, 1_000_000))
 
@@ -94,7 +85,7 @@ async def main(database_url: str | None, count: int, repeat: int) -> list[str]:
             for round_ in range(repeat + 2):
                 for name, action in actions.items():
                     if name == "chat":
-                        forget_kept()
+                        forget_kept(app)
                     if name == "next turn":
                         await next_turn()
                     started = time.perf_counter()

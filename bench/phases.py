@@ -25,7 +25,6 @@ import orjson
 
 from app.context.accounting import account_context
 from app.context.window import ContextWindow
-from app.main import create_app
 from app.projections.projector import project
 from app.projections.types import ProjectionContext, View
 from app.providers.anthropic import to_anthropic
@@ -34,10 +33,19 @@ from app.providers.conversation import settle
 from app.providers.serializer import to_chat_messages
 from app.services.context_config import threshold_policy
 from app.services.snapshots import load_snapshot
-from app.services.window_reuse import WindowReuse
 from app.settings import Settings
-from bench.dataset import write_session
-from bench.harness import TENANT, arguments, database, in_process, median, ms, raw_connection, reading_connection
+from bench.dataset import seed_session
+from bench.harness import (
+    TENANT,
+    arguments,
+    database,
+    forget_kept,
+    in_process,
+    median,
+    ms,
+    reading_connection,
+    service_app,
+)
 from bench.overhead import CHAT_BODY, FLOOR_SQL
 
 MODEL = CHAT_BODY["model"]
@@ -84,12 +92,10 @@ def _pure(figure: tuple[str, float]) -> float:
 
 async def main(database_url: str | None, count: int, repeat: int, piece: int) -> None:
     async with database(database_url) as url:
-        writer = await raw_connection(url)
-        await write_session(writer, "s10k", count)
-        await writer.close()
+        await seed_session(url, "s10k", count)
         connection = await reading_connection(url)
-        settings = Settings(database_url=None, migrate_on_start=False, log_level="warning")
-        app = create_app(settings, database_url=url)
+        app = service_app(url)
+        settings: Settings = app.state.settings
         ctx = ProjectionContext(provider=CHAT_BODY["provider"], model=MODEL)
         timings: dict[str, list[float]] = {}
         async with in_process(app) as http:
@@ -108,7 +114,7 @@ async def main(database_url: str | None, count: int, repeat: int, piece: int) ->
                 figures[PIECES] = sum(sum(map(_pure, each.items())) for each in pieces)
                 figures[WHOLE] = sum(map(_pure, on_whole.items()))
                 del window, pieces
-                app.state.window_reuse = WindowReuse(settings.chat_reuse_bytes)  # cold: nothing kept
+                forget_kept(app)
                 started = time.perf_counter()
                 response = await http.post("/chat", json=CHAT_BODY)
                 figures["POST /chat, the whole request"] = time.perf_counter() - started
