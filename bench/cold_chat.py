@@ -24,7 +24,7 @@ from bench.harness import arguments, database, forget_kept, in_process, median, 
 from bench.overhead import CHAT_BODY
 
 STAGES = (
-    ("encoding the answer", "OrjsonResponse.render"),
+    ("encoding the answer", "encode_json (app/api/responses.py"),
     ("keeping the turn for the next request", "cut_turn"),
     ("context count", "count_turn"),
     ("prefix measure", "measure_prefix"),
