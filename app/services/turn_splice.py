@@ -271,9 +271,18 @@ def cut_turn(
     assistant turn whose tail, built alone, gives exactly the build's tail. Turn starts are tried at growing
     distances (the last, the second last, the fourth, the eighth...), since what the tail must hold to build
     alike (a tool call, when none was given and the adapter adds a placeholder tool) may lie a few turns back.
-    ``spliced``: the kept turn this build was spliced from, whose ids need not be gathered again."""
+    ``spliced``: the kept turn this build was spliced from, whose ids need not be gathered again.
+
+    A cut whose tail mentions a tool call or approval id that a message before it mentions too (an id reused
+    turn after turn, a late result) is passed over unbuilt: the whole build pairs or renames that id knowing
+    the earlier mention, which the tail built alone cannot, so they would not agree (and the next turn's
+    splice refuses such ids anyway). A history that reuses its ids on every turn keeps no turn and pays for
+    no tail build trying to."""
+    mentions = _Mentions(messages, spliced)
     for cut in _turn_starts(messages):
-        found = _cut_at(cut, messages, view, draft, stable_units, build_tail, spliced)
+        if mentions.cross(cut):
+            continue
+        found = _cut_at(cut, messages, view, draft, stable_units, build_tail, mentions.before(cut))
         if found is not None:
             return found
     return None
@@ -286,7 +295,7 @@ def _cut_at(
     draft: Draft,
     stable_units: int,
     build_tail: BuildTail,
-    spliced: KeptTurn | None,
+    ids_before: frozenset[str],
 ) -> TurnCut | None:
     built = _tail(build_tail, messages[cut:])
     if built is None:
@@ -311,10 +320,6 @@ def _cut_at(
         return None
     if view.diagnostics.repairs != tail_view.diagnostics.repairs:
         return None  # the model view's passes list their repairs pass by pass, not message by message
-    if spliced is not None and cut >= spliced.cut:
-        ids_before = spliced.ids_before | mentioned_ids(messages[spliced.cut : cut])
-    else:
-        ids_before = frozenset(mentioned_ids(messages[:cut]))
     return TurnCut(
         len(messages),
         messages[-1],
@@ -339,23 +344,68 @@ def _tail(build_tail: BuildTail, messages: Sequence[EngineMessage]) -> tuple[Pro
 
 
 def mentioned_ids(messages: Iterable[EngineMessage]) -> set[str]:
-    """Every tool call and approval id the messages' parts mention (a whole window's, when a turn is first
-    kept: one lookup per key and part)."""
+    """Every tool call and approval id the messages' parts mention."""
     found: set[str] = set()
-    add = found.add
-    for message in messages:
-        content = message.content
-        if content.__class__ is str:
-            continue
-        for part in content:
-            if part.__class__ is dict:
-                call = part.get("toolCallId")
-                if call.__class__ is str:
-                    add(call)
-                approval = part.get("approvalId")
-                if approval.__class__ is str:
-                    add(approval)
+    for each in map(_ids_of, messages):
+        found.update(each)
     return found
+
+
+def _ids_of(message: EngineMessage) -> list[str]:
+    """The tool call and approval ids one message's parts mention (a whole window's messages, when a turn is
+    first kept: one lookup per key and part)."""
+    content = message.content
+    if content.__class__ is str:
+        return []
+    found: list[str] = []
+    for part in content:
+        if part.__class__ is dict:
+            call = part.get("toolCallId")
+            if call.__class__ is str:
+                found.append(call)
+            approval = part.get("approvalId")
+            if approval.__class__ is str:
+                found.append(approval)
+    return found
+
+
+class _Mentions:
+    """Where a window first mentions each tool call and approval id, for the cuts ``cut_turn`` tries, latest
+    first. With the kept turn a build was spliced from, the messages before its cut are not read again for a
+    cut after it: its ``ids_before`` holds their ids."""
+
+    def __init__(self, messages: Sequence[EngineMessage], spliced: KeptTurn | None) -> None:
+        self._messages = messages
+        self._read_from = spliced.cut if spliced is not None else 0
+        self._earlier: frozenset[str] = spliced.ids_before if spliced is not None else frozenset()
+        """Ids mentioned before ``_read_from``."""
+        self._first: dict[str, int] = {}
+        self._read(self._read_from, len(messages))
+        self._tail: set[str] = set()
+        self._tail_start = len(messages)
+
+    def cross(self, cut: int) -> bool:
+        """Whether the messages from ``cut`` on mention an id that a message before it mentions too."""
+        if cut < self._read_from:
+            self._read(0, self._read_from)
+            self._read_from, self._earlier = 0, frozenset()
+        for each in map(_ids_of, self._messages[cut : self._tail_start]):
+            self._tail.update(each)
+        self._tail_start = cut
+        first = self._first
+        return any(id_ in self._earlier or first[id_] < cut for id_ in self._tail)
+
+    def before(self, cut: int) -> frozenset[str]:
+        """Every id the messages before ``cut`` mention (``cross`` asked of it first)."""
+        return self._earlier | {id_ for id_, index in self._first.items() if index < cut}
+
+    def _read(self, start: int, end: int) -> None:
+        """Takes in the first mentions in ``start:end``, which lies before every range read so far."""
+        first = self._first
+        for index, each in enumerate(map(_ids_of, self._messages[start:end]), start):
+            for id_ in each:
+                if first.get(id_, end) > index:
+                    first[id_] = index
 
 
 MAX_CUTS_TRIED = 10

@@ -58,13 +58,14 @@ def build_turn_or_none(
         return None
 
 
-def tool_loop(turns: int) -> list[EngineMessage]:
-    """An agent's tool loop: the user's ask, then a call and its result a turn."""
+def tool_loop(turns: int, call_id: str | None = None) -> list[EngineMessage]:
+    """An agent's tool loop: the user's ask, then a call and its result a turn; every turn's call under
+    ``call_id`` when given (as runtimes that number their calls within a response do)."""
     messages: list[PersistedMessage] = [b.user("fix the build")]
     for n in range(1, turns + 1):
         messages += [
-            b.tool_call(f"c{n}", "bash", command=f"make {n}"),
-            b.tool_result(f"c{n}", f"out {n}", tool_name="bash"),
+            b.tool_call(call_id or f"c{n}", "bash", command=f"make {n}"),
+            b.tool_result(call_id or f"c{n}", f"out {n}", tool_name="bash"),
         ]
     return [promote(message) for message in b.history(*messages)]
 
@@ -146,3 +147,42 @@ def test_long_tool_loops_are_spliced(provider: str) -> None:
         spliced.append(turn.spliced)
         kept = turn.next_turn
     assert all(spliced[2:])
+
+
+def test_a_loop_that_reuses_its_call_ids_builds_no_tail_trying_to_keep_a_turn() -> None:
+    """Every turn's call is ``call_0``: the whole build renames the later ones, which no tail built alone can,
+    so no cut would keep a turn; each is passed over before its tail is built (it cost up to ten builds of
+    ever longer tails, on every request of such a session). The answer is the whole build all the same."""
+    engine = tool_loop(40, call_id="call_0")
+    ctx = ProjectionContext(provider="anthropic", model=MODELS["anthropic"])
+    build_whole, build_tail = turn_builders("anthropic", ctx, "Be brief.", TOOLS)
+    tails: list[int] = []
+
+    def counted_tail(messages: Sequence[EngineMessage]) -> tuple[Projection, Draft]:
+        tails.append(len(messages))
+        return build_tail(messages)
+
+    turn = build_turn(engine, build_whole, counted_tail, cache=MARK_ALL, previous=None, kept=None, keep=True)
+    whole = build_turn(engine, build_whole, build_tail, cache=MARK_ALL, previous=None, kept=None, keep=False)
+    assert turn.next_turn is None and tails == []
+    assert turn_answer(turn) == turn_answer(whole)
+    assert any(repair.rule == "duplicate-tool-call-id" for repair in turn.request.diagnostics.repairs)
+
+
+def test_a_reused_id_passes_over_only_the_cuts_it_crosses() -> None:
+    """A late turn reuses the third turn's call id: of the cuts tried (the turn starts 1, 2, 4 and 8 turns from
+    the end), the three after that turn's call are passed over unbuilt, and the fourth, whose tail holds every
+    mention of it, is built and kept."""
+    engine = tool_loop(8)
+    again = [b.tool_call("c3", "bash", command="make again"), b.tool_result("c3", "again", tool_name="bash")]
+    window = [*engine, *(promote(message) for message in b.history(*again, start_seq=len(engine) + 1))]
+    ctx = ProjectionContext(provider="anthropic", model=MODELS["anthropic"])
+    build_whole, build_tail = turn_builders("anthropic", ctx, "Be brief.", TOOLS)
+    tails: list[int] = []
+
+    def counted_tail(messages: Sequence[EngineMessage]) -> tuple[Projection, Draft]:
+        tails.append(len(messages))
+        return build_tail(messages)
+
+    turn = build_turn(window, build_whole, counted_tail, cache=MARK_ALL, previous=None, kept=None, keep=True)
+    assert turn.next_turn is not None and turn.next_turn.cut == 3 and tails == [len(window) - 3]
