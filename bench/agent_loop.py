@@ -96,8 +96,12 @@ def user_message(session_id: str, turn: int) -> dict[str, Any]:
 
 
 def answer_and_results(session_id: str, turn: int) -> list[dict[str, Any]]:
+    """The assistant's text and three calls, and their results. The calls' ids are new to the session, as a
+    provider issues them (``bench.dataset`` numbers the seeded history's ``call_<turn>_<k>``): an id the
+    history already holds is renamed in the payload, which no turn can be kept across, so every ``/chat``
+    would build the whole window."""
     calls = [
-        {"type": "tool-call", "toolCallId": f"call_{turn}_{k}", "toolName": "read_file", "input": {"path": f"{k}.py"}}
+        {"type": "tool-call", "toolCallId": f"loop_{turn}_{k}", "toolName": "read_file", "input": {"path": f"{k}.py"}}
         for k in range(3)
     ]
     answer = {
@@ -113,7 +117,7 @@ def answer_and_results(session_id: str, turn: int) -> list[dict[str, Any]]:
             "content": [
                 {
                     "type": "tool-result",
-                    "toolCallId": f"call_{turn}_{k}",
+                    "toolCallId": f"loop_{turn}_{k}",
                     "toolName": "read_file",
                     "output": {"type": "text", "value": TEXT.take(2048, 8192)},
                 }
