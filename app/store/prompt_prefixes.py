@@ -12,6 +12,8 @@ from sqlalchemy.dialects.postgresql import Insert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.store.records import select_list
+from app.store.replicas import driver
 from app.store.tables import prompt_prefixes, sessions
 
 
@@ -25,7 +27,10 @@ class PromptPrefixRecord(NamedTuple):
     pruned: int
 
 
-_COLUMNS = tuple(prompt_prefixes.c[name] for name in PromptPrefixRecord._fields)
+_GET_SQL = (
+    f"SELECT {select_list(PromptPrefixRecord._fields)} FROM prompt_prefixes"  # noqa: S608
+    " WHERE tenant_id = $1 AND session_id = $2 AND params_hash = $3"
+)
 
 
 def _put_statement() -> Insert:
@@ -55,12 +60,8 @@ class PromptPrefixRepository:
         self._tenant = tenant_id
 
     async def get(self, session_id: str, params_hash: str) -> PromptPrefixRecord | None:
-        statement = select(*_COLUMNS).where(
-            prompt_prefixes.c.tenant_id == self._tenant,
-            prompt_prefixes.c.session_id == session_id,
-            prompt_prefixes.c.params_hash == params_hash,
-        )
-        row = (await self._db.execute(statement)).first()
+        """A hand-written hot read (every ``/chat`` makes it), in the snapshot ``Database.reading`` began."""
+        row = await (await driver(self._db)).fetchrow(_GET_SQL, self._tenant, session_id, params_hash)
         return None if row is None else PromptPrefixRecord(*row)
 
     async def put(self, session_id: str, params_hash: str, record: PromptPrefixRecord) -> None:

@@ -11,9 +11,12 @@ from app.store.escaped_text import escape_fields, unescape_record, unescape_stri
 from app.store.messages import PageBudget
 from app.store.metadata import merged_metadata
 from app.store.records import RunRecord, core_columns
+from app.store.replicas import driver
 from app.store.tables import runs, sessions
 
 RUN_COLUMNS = core_columns(runs, RunRecord._fields)
+_MODELS_SQL = "SELECT id, model FROM runs WHERE tenant_id = $1 AND session_id = $2 AND model IS NOT NULL"
+"""A hand-written hot read (every ``/chat`` makes it), in the snapshot ``Database.reading`` began."""
 
 
 class RunRepository:
@@ -96,7 +99,5 @@ class RunRepository:
     async def models(self, session_id: str) -> dict[str, object]:
         """Model reference per run (as stored), for assistant messages that do not name the model that wrote
         them."""
-        statement = select(runs.c.id, runs.c.model).where(
-            runs.c.tenant_id == self._tenant, runs.c.session_id == session_id, runs.c.model.is_not(None)
-        )
-        return {row.id: unescape_strings(row.model) for row in await self._db.execute(statement)}
+        rows = await (await driver(self._db)).fetch(_MODELS_SQL, self._tenant, session_id)
+        return {run_id: unescape_strings(model) for run_id, model in rows}

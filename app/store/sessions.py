@@ -10,14 +10,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.store.escaped_text import escape_fields, unescape_record
 from app.store.live_start import LiveStart
-from app.store.records import SessionRecord, core_columns
+from app.store.records import SessionRecord, core_columns, select_list
+from app.store.replicas import driver
 from app.store.tables import sessions
 
 SESSION_COLUMNS = core_columns(sessions, SessionRecord._fields)
-_LIVE_START_COLUMNS = (
-    sessions.c.compaction_boundary_seq,
-    sessions.c.compaction_summary_seq,
-    sessions.c.live_history_start_seq,
+_LIVE_START_FIELDS = ("compaction_boundary_seq", "compaction_summary_seq", "live_history_start_seq")
+_WITH_LIVE_START_SQL = (
+    f"SELECT {select_list([*SessionRecord._fields, *_LIVE_START_FIELDS])}"  # noqa: S608
+    " FROM sessions WHERE tenant_id = $1 AND id = $2"
 )
 
 
@@ -57,14 +58,12 @@ class SessionRepository:
 
     async def get_with_live_start(self, session_id: str) -> tuple[SessionRecord, LiveStart | None] | None:
         """The session and where its live history starts as the row keeps it (``MessageRepository.
-        stored_live_start``), in one statement."""
-        statement = select(*SESSION_COLUMNS, *_LIVE_START_COLUMNS).where(
-            sessions.c.tenant_id == self._tenant, sessions.c.id == session_id
-        )
-        row = (await self._db.execute(statement)).first()
+        stored_live_start``), in one statement: a hand-written hot read (every ``/chat`` and context report
+        makes it) in the snapshot ``Database.reading`` began."""
+        row = await (await driver(self._db)).fetchrow(_WITH_LIVE_START_SQL, self._tenant, session_id)
         if row is None:
             return None
-        record = unescape_record(SessionRecord._make(row[: len(SESSION_COLUMNS)]))
+        record = unescape_record(SessionRecord._make(row[: len(SessionRecord._fields)]))
         boundary, summary, start = row[len(SESSION_COLUMNS) :]
         return record, None if boundary is None else LiveStart(boundary, summary, start)
 
