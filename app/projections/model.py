@@ -127,7 +127,10 @@ def build_view(messages: Sequence[EngineMessage], ctx: ProjectionContext, policy
             out.append(outcome)  # type: ignore[arg-type]
     if needs_pairing_repairs(out):
         out = drop_unanswerable_results(out, diagnostics)
-        out = keep_results_next_to_calls(out, diagnostics)
+        # With every result after its call, the walk answers for the moving pass alone, at a fraction of its
+        # cost: a window cut after a call (a compaction's kept tail) needs only the drop.
+        if needs_pairing_repairs(out):
+            out = keep_results_next_to_calls(out, diagnostics)
     if len(hidden_ids) > 1:
         seqs = {m.id: m.seq for m in ordered}
         hidden_ids.sort(key=lambda id_: seqs[id_])

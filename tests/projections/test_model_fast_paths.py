@@ -72,7 +72,25 @@ def test_untouched_results_are_what_the_result_rules_give(history: list[EngineMe
 def test_a_history_said_to_need_no_pairing_repair_comes_out_of_both_passes_unchanged(
     history: list[EngineMessage], ctx: ProjectionContext
 ) -> None:
+    """Asked before the drop (either pass) and again after it (the moving pass alone)."""
     assert_shortcut_agrees("needs_pairing_repairs", True, history, ctx)
+
+
+def test_a_window_cut_after_a_call_drops_the_orphan_result_without_the_moving_pass() -> None:
+    """A compaction's kept tail that opens with a result whose call it left behind: the drop is the only
+    repair, and the pass that moves messages after results (a walk of its own over the whole window) is not
+    run once the check after the drop says nothing waits for a result."""
+    history = b.engine(
+        b.tool_result("c0", "left behind"),
+        b.user("next"),
+        b.tool_call("c1", "bash", command="make"),
+        b.tool_result("c1", "built"),
+        b.assistant("done"),
+    )
+    with patch.object(model, "keep_results_next_to_calls", side_effect=AssertionError("the moving pass ran")):
+        view = project_model(history, ProjectionContext())
+    assert [repair.rule for repair in view.diagnostics.repairs] == ["result-without-call"]
+    assert [m.role for m in view.messages] == ["user", "assistant", "tool", "assistant"]
 
 
 @SETTINGS
