@@ -213,21 +213,26 @@ async def run_loop(
 ) -> Figures:
     settings = {"database_read_url": read_url} if read_url else {}
     floor = FloorReaders([await reading_connection(read_url or primary_url) for _ in range(4)])
-    limits = httpx.Limits(max_connections=len(session_ids), max_keepalive_connections=len(session_ids))
     try:
-        async with (
-            serve(primary_url, workers=workers, **settings) as server,
-            httpx.AsyncClient(base_url=server.base_url, limits=limits, timeout=300.0) as http,
-        ):
+        async with serve(primary_url, workers=workers, **settings) as server, contextlib.AsyncExitStack() as stack:
+            # One client (one connection) a session, as each agent has its own: one client pooling 50
+            # connections walked them all on every request (httpcore), half the bench's CPU on 2 cores.
+            clients = [
+                await stack.enter_async_context(httpx.AsyncClient(base_url=server.base_url, timeout=300.0))
+                for _ in session_ids
+            ]
             warm = {"sessionId": session_ids[0], "provider": "anthropic", "model": MODEL}
             for _ in range(2 * workers):
-                checked(await http.post("/chat", json=warm), 200)
+                checked(await clients[0].post("/chat", json=warm), 200)
             started = time.perf_counter()
             await asyncio.gather(
-                *(session_loop(http, floor, sid, figures, send_tokens=read_url is not None) for sid in session_ids)
+                *(
+                    session_loop(http, floor, sid, figures, send_tokens=read_url is not None)
+                    for http, sid in zip(clients, session_ids, strict=True)
+                )
             )
             figures.elapsed = time.perf_counter() - started
-            await one_at_a_time(http, floor, session_ids[:3], figures, rounds=4)
+            await one_at_a_time(clients[0], floor, session_ids[:3], figures, rounds=4)
     finally:
         await floor.close()
     return figures
