@@ -149,6 +149,16 @@ def test_long_tool_loops_are_spliced(provider: str) -> None:
     assert all(spliced[2:])
 
 
+def counting(build_tail: BuildTail, lengths: list[int]) -> BuildTail:
+    """``build_tail``, noting the length of every tail it is asked to build in ``lengths``."""
+
+    def counted(messages: Sequence[EngineMessage]) -> tuple[Projection, Draft]:
+        lengths.append(len(messages))
+        return build_tail(messages)
+
+    return counted
+
+
 def test_a_loop_that_reuses_its_call_ids_builds_no_tail_trying_to_keep_a_turn() -> None:
     """Every turn's call is ``call_0``: the whole build renames the later ones, which no tail built alone can,
     so no cut would keep a turn; each is passed over before its tail is built (it cost up to ten builds of
@@ -157,11 +167,7 @@ def test_a_loop_that_reuses_its_call_ids_builds_no_tail_trying_to_keep_a_turn() 
     ctx = ProjectionContext(provider="anthropic", model=MODELS["anthropic"])
     build_whole, build_tail = turn_builders("anthropic", ctx, "Be brief.", TOOLS)
     tails: list[int] = []
-
-    def counted_tail(messages: Sequence[EngineMessage]) -> tuple[Projection, Draft]:
-        tails.append(len(messages))
-        return build_tail(messages)
-
+    counted_tail = counting(build_tail, tails)
     turn = build_turn(engine, build_whole, counted_tail, cache=MARK_ALL, previous=None, kept=None, keep=True)
     whole = build_turn(engine, build_whole, build_tail, cache=MARK_ALL, previous=None, kept=None, keep=False)
     assert turn.next_turn is None and tails == []
@@ -179,10 +185,6 @@ def test_a_reused_id_passes_over_only_the_cuts_it_crosses() -> None:
     ctx = ProjectionContext(provider="anthropic", model=MODELS["anthropic"])
     build_whole, build_tail = turn_builders("anthropic", ctx, "Be brief.", TOOLS)
     tails: list[int] = []
-
-    def counted_tail(messages: Sequence[EngineMessage]) -> tuple[Projection, Draft]:
-        tails.append(len(messages))
-        return build_tail(messages)
-
+    counted_tail = counting(build_tail, tails)
     turn = build_turn(window, build_whole, counted_tail, cache=MARK_ALL, previous=None, kept=None, keep=True)
     assert turn.next_turn is not None and turn.next_turn.cut == 3 and tails == [len(window) - 3]
