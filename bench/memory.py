@@ -12,7 +12,7 @@ import threading
 import time
 
 import httpx
-import psutil
+import psutil  # type: ignore[import-untyped]
 
 from bench.dataset import write_session
 from bench.harness import arguments, client, database, raw_connection, serve, verdict

@@ -11,6 +11,7 @@ import asyncio
 import shutil
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from app.store.embedded import EmbeddedPostgres
@@ -20,7 +21,7 @@ from bench.harness import arguments
 
 async def run(server_url: str, given_url: str | None) -> list[str]:
     verdicts: list[str] = []
-    steps = (
+    steps: tuple[tuple[str, Callable[[], Awaitable[list[str]]]], ...] = (
         ("1. model view: window, not history", lambda: window_cost.main(server_url, 100_000, 30)),
         ("2. overhead over the asyncpg + orjson floor", lambda: overhead.main(server_url, 10_000, 10)),
         ("3. throughput, 16 clients, ETag revalidation", lambda: throughput.main(server_url, 16, 160, 2_000)),

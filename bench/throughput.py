@@ -7,6 +7,7 @@ their throughputs, and of their latencies one request at a time). Target: a 304 
 
 import asyncio
 import time
+from typing import Any
 
 import httpx
 
@@ -17,7 +18,9 @@ PATH = "/sessions/s1k/projection"
 PARAMS = {"view": "model"}
 
 
-async def load(http: httpx.AsyncClient, *, clients: int, total: int, headers: dict[str, str], status: int) -> dict:
+async def load(
+    http: httpx.AsyncClient, *, clients: int, total: int, headers: dict[str, str], status: int
+) -> dict[str, Any]:
     """``total`` requests spread over ``clients`` concurrent loops; returns throughput and latencies."""
     latencies: list[float] = []
     remaining = total
