@@ -1,5 +1,5 @@
 """The house style is checked where CI runs: ruff's lint rules and its formatting, and mypy --strict on app/
-(with the pydantic plugin), as pyproject.toml sets them; and the layering the folders promise."""
+and bench/ (with the pydantic plugin), as pyproject.toml sets them; and the layering the folders promise."""
 
 import ast
 import subprocess
@@ -19,9 +19,13 @@ def test_code_is_ruff_clean(command: list[str]) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_app_is_mypy_strict_clean() -> None:
+def test_app_and_bench_are_mypy_strict_clean() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "app"], cwd=ROOT, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "mypy", "--strict", "app", "bench"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
