@@ -94,10 +94,10 @@ def _combined(rules: Sequence[Rule]) -> Any:
 
 
 _SECRETS = _combined(RULES)
-_RULE_GROUPS: tuple[tuple[int, int | None], ...] = tuple(
-    (_SECRETS.groupindex[f"r{index}"], _SECRETS.groupindex.get(f"s{index}")) for index in range(len(RULES))
-)
-"""Group numbers of each rule and of its secret part (this RE2 binding takes numbers, not names)."""
+_RULE_OF_GROUP: dict[int, tuple[Rule, int | None]] = {
+    _SECRETS.groupindex[f"r{index}"]: (rule, _SECRETS.groupindex.get(f"s{index}")) for index, rule in enumerate(RULES)
+}
+"""Each rule by its group's number, with its secret part's (this RE2 binding takes numbers, not names)."""
 
 SECRET_KEYS = frozenset(
     {
@@ -132,7 +132,11 @@ def redact_text(text: str) -> str:
         # RE2 reads UTF-8, which cannot hold an unpaired surrogate: the pieces between them are redacted
         # (no secret's shape holds one) and the surrogates kept where they were.
         return "".join(piece if _SURROGATE.fullmatch(piece) else redact_text(piece) for piece in _SPLIT.split(text))
-    return str(_SECRETS.sub(_mask, text))
+    # Matched on the text's UTF-8, which RE2 reads either way: given bytes, the binding hands each match's
+    # spans over as they are, where given a str it maps every group's span back to characters, which was
+    # most of the time of a text full of matches. A match never splits a character, so the result decodes.
+    redacted: bytes = _SECRETS.sub(_mask, text.encode())
+    return redacted.decode()
 
 
 def redact_value(value: Any) -> Any:
@@ -160,21 +164,24 @@ def _redact_entry(key: str, value: Any) -> Any:
     return redact_value(value)
 
 
-def _mask(match: Any) -> str:
+def _mask(match: Any) -> bytes:
     rule, secret = _matched_rule(match)
     if secret is None:
-        return f"[REDACTED:{rule.label}]"
-    whole: str = match.group(0)
+        return _MASKS[rule.label]
+    whole: bytes = match.group(0)
     offset = match.start(0)
     value = whole[match.start(secret) - offset : match.end(secret) - offset]
     # ``OPENAI_API_KEY=sk-...`` says more as an OpenAI key than as a secret assignment.
     shape = _SECRETS.fullmatch(value)
     label = _matched_rule(shape)[0].label if shape is not None else rule.label
-    return whole[: match.start(secret) - offset] + f"[REDACTED:{label}]" + whole[match.end(secret) - offset :]
+    return whole[: match.start(secret) - offset] + _MASKS[label] + whole[match.end(secret) - offset :]
+
+
+_MASKS = {rule.label: f"[REDACTED:{rule.label}]".encode() for rule in RULES}
 
 
 def _matched_rule(match: Any) -> tuple[Rule, int | None]:
-    for rule, (group, secret) in zip(RULES, _RULE_GROUPS, strict=True):
-        if match.start(group) != -1:
-            return rule, secret
-    raise AssertionError("a match always belongs to one rule")
+    """The rule whose group matched: the outermost group that ends last (``lastindex``), since only one
+    rule's group takes part in a match and its secret part, nested in it, ends no later. One walk of the
+    spans: asking each rule's group for its start costs the binding a call of its own per group."""
+    return _RULE_OF_GROUP[match.lastindex]

@@ -110,6 +110,15 @@ def test_tool_inputs_and_outputs_are_masked_but_ids_and_media_bytes_are_not() ->
     assert masked[2] == content[2]
 
 
+def test_secrets_among_characters_of_several_bytes_are_masked_and_every_character_kept() -> None:
+    """Matching runs on the text's UTF-8: the masks land on the secrets, not some bytes beside them."""
+    key = "sk-ant-api03-" + "x9" * 20
+    text = f"café ☕ clé {key}, envoyé à alice@example.com 😀 fin"
+    expected = "café ☕ clé [REDACTED:anthropic-key], envoyé à [REDACTED:email] 😀 fin"
+    assert redact_text(text) == expected
+    assert redact_text(f"\ud83d{text}\udc00") == f"\ud83d{expected}\udc00"
+
+
 def test_non_string_values_pass_through() -> None:
     assert redact_value({"exitCode": 1, "ok": True, "none": None}) == {"exitCode": 1, "ok": True, "none": None}
 
