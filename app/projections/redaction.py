@@ -98,6 +98,8 @@ _RULE_OF_GROUP: dict[int, tuple[Rule, int | None]] = {
     _SECRETS.groupindex[f"r{index}"]: (rule, _SECRETS.groupindex.get(f"s{index}")) for index, rule in enumerate(RULES)
 }
 """Each rule by its group's number, with its secret part's (this RE2 binding takes numbers, not names)."""
+_MASKS = {rule.label: f"[REDACTED:{rule.label}]".encode() for rule in RULES}
+"""What each rule's match (or secret part) becomes, as the UTF-8 the text is matched in."""
 
 SECRET_KEYS = frozenset(
     {
@@ -175,9 +177,6 @@ def _mask(match: Any) -> bytes:
     shape = _SECRETS.fullmatch(value)
     label = _matched_rule(shape)[0].label if shape is not None else rule.label
     return whole[: match.start(secret) - offset] + _MASKS[label] + whole[match.end(secret) - offset :]
-
-
-_MASKS = {rule.label: f"[REDACTED:{rule.label}]".encode() for rule in RULES}
 
 
 def _matched_rule(match: Any) -> tuple[Rule, int | None]:

@@ -13,12 +13,13 @@ follows up to the next) under the model that answered it first.
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 import asyncpg
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.engine.kinds import Kind
+from app.store.replicas import driver
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,9 +168,7 @@ class AnalyticsRepository:
         )
 
     async def _fetch(self, sql: str, parameters: list[Any]) -> list[asyncpg.Record]:
-        raw = await self._db.get_raw_connection()
-        driver = cast("asyncpg.Connection[asyncpg.Record]", raw.driver_connection)
-        return await driver.fetch(sql, *parameters)
+        return await (await driver(self._db)).fetch(sql, *parameters)
 
     async def kind_counts(self, scope: AnalyticsScope) -> list[KindCount]:
         parameters: list[Any] = [self._tenant]

@@ -36,6 +36,7 @@ from app.store.events import messages_notice_sql
 from app.store.live_start import MARKER_KINDS, LiveStart, changes_live_start, live_start, named_through_ids
 from app.store.metadata import merged_metadata
 from app.store.records import MessageRecord, core_columns, select_list
+from app.store.replicas import driver
 from app.store.search import search_columns
 from app.store.tables import messages, sessions
 
@@ -299,10 +300,7 @@ class MessageRepository:
         self._tenant = tenant_id
 
     async def _driver(self) -> "asyncpg.Connection[asyncpg.Record]":
-        """The asyncpg connection under this request's connection; its jsonb codec (set by the engine)
-        decodes with orjson. Its reads run in the transaction ``Database`` began, so they share its snapshot."""
-        raw = await self._db.get_raw_connection()
-        return cast("asyncpg.Connection[asyncpg.Record]", raw.driver_connection)
+        return await driver(self._db)
 
     def _in_session(self, session_id: str) -> tuple[Any, Any]:
         return messages.c.tenant_id == self._tenant, messages.c.session_id == session_id

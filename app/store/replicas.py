@@ -50,7 +50,9 @@ class Replica:
 
 
 async def driver(connection: AsyncConnection) -> "asyncpg.Connection[asyncpg.Record]":
-    """The asyncpg connection under ``connection``, for a statement SQLAlchemy must not wrap in a transaction."""
+    """The asyncpg connection under ``connection``: for a hand-written hot read, which runs in whatever
+    transaction ``Database`` began (so a read shares its snapshot) and decodes jsonb with the engine's codec,
+    and for a statement SQLAlchemy must not wrap in a transaction."""
     raw = await connection.get_raw_connection()
     return cast("asyncpg.Connection[asyncpg.Record]", raw.driver_connection)
 

@@ -11,12 +11,12 @@ whatever was appended meanwhile. Every query is scoped by tenant.
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
-import asyncpg
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.engine.search_text import MessageFacts
+from app.store.replicas import driver
 
 HIGHLIGHT_START = "\ue000"
 HIGHLIGHT_STOP = "\ue001"
@@ -116,10 +116,6 @@ class SearchRepository:
             "JOIN sessions s ON s.tenant_id = $1 AND s.id = hit.session_id "
             "ORDER BY hit.rank DESC, hit.session_id, hit.seq"
         )
-        rows = await (await self._driver()).fetch(sql, *parameters)
+        rows = await (await driver(self._db)).fetch(sql, *parameters)
         hits = [SearchHit._make(row) for row in rows]
         return hits[:limit], len(hits) > limit
-
-    async def _driver(self) -> "asyncpg.Connection[asyncpg.Record]":
-        raw = await self._db.get_raw_connection()
-        return cast("asyncpg.Connection[asyncpg.Record]", raw.driver_connection)

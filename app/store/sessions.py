@@ -64,7 +64,7 @@ class SessionRepository:
         if row is None:
             return None
         record = unescape_record(SessionRecord._make(row[: len(SessionRecord._fields)]))
-        boundary, summary, start = row[len(SESSION_COLUMNS) :]
+        boundary, summary, start = row[len(SessionRecord._fields) :]
         return record, None if boundary is None else LiveStart(boundary, summary, start)
 
     async def page(
