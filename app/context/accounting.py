@@ -241,6 +241,7 @@ def tally(
     """The tally of ``messages`` (a window, or a run of one) and ``sent``, what the model view sends of them;
     ``stale``: ``stale_through`` of the window."""
     # A usage counts whether or not the view sends its message: an answer left empty measured the context too.
+    # The calls' cache figures read the same messages (those with a usage), so the window is filtered once.
     candidates = [m for m in messages if "usage" in m.metadata and m.seq > stale]
     anchor = _anchor(candidates, target_ref(ctx.provider, ctx.model), ctx.run_models)
     anchor_seq = -math.inf if anchor is None else anchor.seq
@@ -253,7 +254,7 @@ def tally(
         reasoning += with_reasoning
         if message.seq > anchor_seq:
             after_anchor += tokens + with_reasoning
-    calls = call_tally([m for m in messages if m.seq > stale])
+    calls = call_tally(candidates)
     return Tally(tuple(totals.values()), reasoning, anchor, after_anchor, calls)
 
 

@@ -346,6 +346,22 @@ def test_the_report_gives_the_cached_share_of_the_last_calls_from_stored_usage()
     assert cache["liveHistory"]["cachedShare"] == round(800 / 2000, 4)
 
 
+def test_the_cache_figures_leave_out_the_calls_the_applied_compaction_replaced():
+    before = {"inputTokens": 100, "cacheReadTokens": 5_000, "outputTokens": 50}
+    after = {"inputTokens": 100, "cacheReadTokens": 300, "outputTokens": 50}
+    messages = history(
+        user("x", tokens=100),
+        assistant("y", tokens=5, usage=before),
+        boundary("b1", through="m2"),
+        summary("b1", tokens=30),
+        user("z", tokens=10),
+        assistant("w", tokens=5, usage=after),
+    )
+    cache = account(messages).as_dict()["cache"]
+    assert cache["lastCall"]["messageId"] == "m6"
+    assert cache["liveHistory"]["cacheReadTokens"] == 300
+
+
 # What the model view sends -------------------------------------------------------------------------------
 
 
