@@ -17,7 +17,6 @@ npm tokens and unquoted AWS secret keys. All rules are one alternation, so a tex
 """
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,23 +82,54 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def _combined(rules: Sequence[Rule]) -> Any:
-    """One RE2 alternation; rule ``i`` is group ``r{i}`` and its secret part, if any, ``s{i}``."""
-    alternatives = [
-        f"(?P<r{index}>{rule.pattern.replace('(?P<secret>', f'(?P<s{index}>')})" for index, rule in enumerate(rules)
-    ]
+def _options() -> Any:
     options = re2.Options()
     options.max_mem = 64 << 20
-    return re2.compile("|".join(alternatives), options)
+    return options
 
 
-_SECRETS = _combined(RULES)
-_RULE_OF_GROUP: dict[int, tuple[Rule, int | None]] = {
-    _SECRETS.groupindex[f"r{index}"]: (rule, _SECRETS.groupindex.get(f"s{index}")) for index, rule in enumerate(RULES)
+def _bare(pattern: str) -> str:
+    """A rule's pattern with its secret part's group made non-capturing."""
+    return pattern.replace("(?P<secret>", "(?:")
+
+
+_BEFORE_MORE_TEXT = "(?s:.)(?:{})(?s:.)"
+_AT_TEXT_END = "(?s:.)(?:{})"
+"""How a rule is matched on the bytes of one match: a character stands for the text before the match, and one
+for the text after it unless the match ends the text. The rules look past a match only through ``\\b``, which
+reads whether the character either side is a word character, and ``\\z``, the text's end."""
+
+
+def _rule_set(template: str) -> Any:
+    """An RE2 set of every rule, in order, each written into ``template``, that says which match a whole text."""
+    rules = re2.Set.FullMatchSet(_options())
+    for rule in RULES:
+        rules.Add(template.format(_bare(rule.pattern)))
+    rules.Compile()
+    return rules
+
+
+_FIND = re2.compile("|".join(f"(?:{_bare(rule.pattern)})" for rule in RULES), _options())
+"""Every rule in one alternation, so a text is scanned once. It has no capturing group: RE2 then finds each
+match with its DFA alone, where a capturing group sends every match through a slower engine for the group's
+span (about three times the time of a text full of matches)."""
+_RULE_IN_TEXT = _rule_set(_BEFORE_MORE_TEXT)
+_RULE_AT_END = _rule_set(_AT_TEXT_END)
+_SHAPE = _rule_set("{}")
+_SECRET_PART = {
+    index: (re2.compile(_BEFORE_MORE_TEXT.format(rule.pattern)), re2.compile(_AT_TEXT_END.format(rule.pattern)))
+    for index, rule in enumerate(RULES)
+    if "(?P<secret>" in rule.pattern
 }
-"""Each rule by its group's number, with its secret part's (this RE2 binding takes numbers, not names)."""
-_MASKS = {rule.label: f"[REDACTED:{rule.label}]".encode() for rule in RULES}
+"""Each rule with a secret part, with its one group, as the sets match it: before more text, at the text's end
+(indexed by whether the match ends the text). One rule's program is small enough to give a group's span
+cheaply."""
+_MASKS = [f"[REDACTED:{rule.label}]".encode() for rule in RULES]
 """What each rule's match (or secret part) becomes, as the UTF-8 the text is matched in."""
+_WORD = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+"""The bytes ``\\b`` reads as word characters (RE2's are ASCII only)."""
+_UNKNOWN = next(index for index, rule in enumerate(RULES) if rule.label == "secret")
+"""The rule whose mask a match no rule fits would take (never seen): the plain secret's, on the whole match."""
 
 SECRET_KEYS = frozenset(
     {
@@ -135,10 +165,19 @@ def redact_text(text: str) -> str:
         # (no secret's shape holds one) and the surrogates kept where they were.
         return "".join(piece if _SURROGATE.fullmatch(piece) else redact_text(piece) for piece in _SPLIT.split(text))
     # Matched on the text's UTF-8, which RE2 reads either way: given bytes, the binding hands each match's
-    # spans over as they are, where given a str it maps every group's span back to characters, which was
-    # most of the time of a text full of matches. A match never splits a character, so the result decodes.
-    redacted: bytes = _SECRETS.sub(_mask, text.encode())
-    return redacted.decode()
+    # span over as it is, where given a str it maps spans back to characters. A match never splits a
+    # character, so the result decodes.
+    data = text.encode()
+    pieces: list[bytes] = []
+    copied = 0
+    for match in _FIND.finditer(data):
+        start, end = match.span()
+        pieces += (data[copied:start], _masked(data, start, end))
+        copied = end
+    if not pieces:
+        return text
+    pieces.append(data[copied:])
+    return b"".join(pieces).decode()
 
 
 def redact_value(value: Any) -> Any:
@@ -166,21 +205,29 @@ def _redact_entry(key: str, value: Any) -> Any:
     return redact_value(value)
 
 
-def _mask(match: Any) -> bytes:
-    rule, secret = _matched_rule(match)
-    if secret is None:
-        return _MASKS[rule.label]
-    whole: bytes = match.group(0)
-    offset = match.start(0)
-    value = whole[match.start(secret) - offset : match.end(secret) - offset]
+def _masked(data: bytes, start: int, end: int) -> bytes:
+    """What the match ``data[start:end]`` becomes: the mask of the rule that matched, on its secret part only
+    when the rule has one.
+
+    Which rule matched: at the leftmost place where any rule matches, the alternation takes the first rule in
+    order that matches there, and the match is that rule's. So that rule fits the span exactly and no rule
+    before it matches there at all: it is the first rule to fit the span exactly, which a set of the rules
+    tells in one call, given the span and what the rules can see of the text around it."""
+    before = b"a" if start and data[start - 1] in _WORD else b" "
+    ends_text = end == len(data)
+    probe = before + data[start:end] + (b"" if ends_text else b"a" if data[end] in _WORD else b" ")
+    matched = (_RULE_AT_END if ends_text else _RULE_IN_TEXT).Match(probe)
+    if not matched:
+        # Never seen: by the reasoning above a rule fits. Were it wrong, the whole match goes, the safe side.
+        return _MASKS[_UNKNOWN]
+    rule: int = min(matched)
+    if rule not in _SECRET_PART:
+        return _MASKS[rule]
+    whole = _SECRET_PART[rule][ends_text].fullmatch(probe)
+    secret: tuple[int, int] = whole.span(1)
+    secret_start, secret_end = secret
+    value = probe[secret_start:secret_end]
     # ``OPENAI_API_KEY=sk-...`` says more as an OpenAI key than as a secret assignment.
-    shape = _SECRETS.fullmatch(value)
-    label = _matched_rule(shape)[0].label if shape is not None else rule.label
-    return whole[: match.start(secret) - offset] + _MASKS[label] + whole[match.end(secret) - offset :]
-
-
-def _matched_rule(match: Any) -> tuple[Rule, int | None]:
-    """The rule whose group matched: the outermost group that ends last (``lastindex``), since only one
-    rule's group takes part in a match and its secret part, nested in it, ends no later. One walk of the
-    spans: asking each rule's group for its start costs the binding a call of its own per group."""
-    return _RULE_OF_GROUP[match.lastindex]
+    shape = _SHAPE.Match(value)
+    mask = _MASKS[min(shape) if shape else rule]
+    return probe[1:secret_start] + mask + probe[secret_end : len(probe) - (0 if ends_text else 1)]
