@@ -92,7 +92,6 @@ async def load_snapshot_with(
             if run is None:
                 raise NotFound(f"runId: run '{run_id}' does not exist in session '{session_id}'", field="runId")
         found = await also(connection, session, run)
-        run_models = await runs.models(session_id)
         repository = MessageRepository(connection, tenant_id)
         key = WindowKey(tenant_id, session_id, apply_compact_boundary)
         if reuse is None or reuse.capacity <= 0:
@@ -101,6 +100,7 @@ async def load_snapshot_with(
             stamp = stamp_of(session, live_start)
             kept = reuse.usable(key, stamp, session.last_seq)
             messages = await _extended(repository, key, kept, session.last_seq)
+        run_models = await runs.models(session_id)
     fresh = content_weight(message.content for message in messages[len(kept.messages) if kept else 0 :])
     weight = fresh + (kept.weight if kept else 0)
     if reuse is not None and stamp is not None:
