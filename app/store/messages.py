@@ -299,9 +299,6 @@ class MessageRepository:
         self._db = connection
         self._tenant = tenant_id
 
-    async def _driver(self) -> "asyncpg.Connection[asyncpg.Record]":
-        return await driver(self._db)
-
     def _in_session(self, session_id: str) -> tuple[Any, Any]:
         return messages.c.tenant_id == self._tenant, messages.c.session_id == session_id
 
@@ -412,21 +409,21 @@ class MessageRepository:
         they pass the ``budget``, and whether more lie beyond them. Reads within the caller's snapshot."""
         cursors = [seq for seq in (after_seq, before_seq) if seq is not None]
         shape = after_seq is not None, before_seq is not None, backwards
-        driver = await self._driver()
+        connection = await driver(self._db)
         if budget is not None:
-            sizes = await driver.fetch(_PAGE_SIZES_SQL[shape], self._tenant, session_id, limit + 1, *cursors)
+            sizes = await connection.fetch(_PAGE_SIZES_SQL[shape], self._tenant, session_id, limit + 1, *cursors)
             fitting = budget.rows_within([(row[0], row[1]) for row in sizes])
             if fitting < min(limit, len(sizes)):
                 # Cut by the budget: the same snapshot reads exactly the rows that fit, and more lie beyond.
-                rows = _records(await driver.fetch(_PAGE_SQL[shape], self._tenant, session_id, fitting, *cursors))
+                rows = _records(await connection.fetch(_PAGE_SQL[shape], self._tenant, session_id, fitting, *cursors))
                 return rows, True
-        rows = _records(await driver.fetch(_PAGE_SQL[shape], self._tenant, session_id, limit + 1, *cursors))
+        rows = _records(await connection.fetch(_PAGE_SQL[shape], self._tenant, session_id, limit + 1, *cursors))
         return rows[:limit], len(rows) > limit
 
     async def get(self, session_id: str, message_id: str, *, lock: bool = False) -> MessageRecord | None:
         """With ``lock``, the row stays locked until the transaction ends (an amendment checks, then writes)."""
         sql = _GET_SQL + " FOR UPDATE" if lock else _GET_SQL
-        row = await (await self._driver()).fetchrow(sql, self._tenant, session_id, message_id)
+        row = await (await driver(self._db)).fetchrow(sql, self._tenant, session_id, message_id)
         return _records([row])[0] if row is not None else None
 
     async def amend_metadata(
@@ -481,7 +478,7 @@ class MessageRepository:
 
     async def by_kinds(self, session_id: str, kinds: tuple[Kind, ...]) -> list[EngineMessage]:
         """Every message of the given kinds, oldest first: one index range per kind."""
-        rows = await (await self._driver()).fetch(
+        rows = await (await driver(self._db)).fetch(
             _BY_KINDS_SQL, self._tenant, session_id, [str(kind) for kind in kinds]
         )
         return _promoted(rows)
@@ -494,12 +491,12 @@ class MessageRepository:
         Where that starts is kept on the session row (``app.store.live_start``), so this is one statement
         reading that row and one seq range: its cost follows the live history, whatever the planner knows.
         """
-        return _promoted(await (await self._driver()).fetch(_LIVE_HISTORY_SQL, self._tenant, session_id))
+        return _promoted(await (await driver(self._db)).fetch(_LIVE_HISTORY_SQL, self._tenant, session_id))
 
     async def stored_live_start(self, session_id: str) -> LiveStart | None:
         """The live history's start as the session row keeps it; None without a complete compaction (or
         without the session)."""
-        row = await (await self._driver()).fetchrow(_LIVE_START_SQL, self._tenant, session_id)
+        row = await (await driver(self._db)).fetchrow(_LIVE_START_SQL, self._tenant, session_id)
         if row is None or row[0] is None:
             return None
         return LiveStart(row[0], row[1], row[2])
@@ -509,27 +506,27 @@ class MessageRepository:
         kind index, then the messages the boundaries name. What ``refresh_live_start`` keeps on the row."""
         markers = await self.by_kinds(session_id, MARKER_KINDS)
         named = named_through_ids(markers)
-        rows = await (await self._driver()).fetch(_BY_IDS_SQL, self._tenant, session_id, named) if named else []
+        rows = await (await driver(self._db)).fetch(_BY_IDS_SQL, self._tenant, session_id, named) if named else []
         return live_start(markers, _promoted(rows))
 
     async def refresh_live_start(self, session_id: str) -> None:
         """Writes what ``find_live_start`` finds onto the session row; call with the session lock held."""
         found = await self.find_live_start(session_id)
         seqs = (found.boundary_seq, found.summary_seq, found.start_seq) if found else (None, None, None)
-        await (await self._driver()).execute(_SET_LIVE_START_SQL, self._tenant, session_id, *seqs)
+        await (await driver(self._db)).execute(_SET_LIVE_START_SQL, self._tenant, session_id, *seqs)
 
     async def metadata_of(self, session_id: str, message_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The current metadata of the given messages, by id (content never changes, metadata may)."""
-        rows = await (await self._driver()).fetch(_METADATA_SQL, self._tenant, session_id, list(message_ids))
+        rows = await (await driver(self._db)).fetch(_METADATA_SQL, self._tenant, session_id, list(message_ids))
         return {row[0]: unescape_strings(row[1]) if row[2] else row[1] for row in rows}
 
     async def seq_range(self, session_id: str, first_seq: int, last_seq: int) -> list[EngineMessage]:
         """The messages from ``first_seq`` to ``last_seq``, both included, oldest first, promoted: a closed
         range, which every plan answers from the primary key."""
-        rows = await (await self._driver()).fetch(_SEQ_RANGE_SQL, self._tenant, session_id, first_seq, last_seq)
+        rows = await (await driver(self._db)).fetch(_SEQ_RANGE_SQL, self._tenant, session_id, first_seq, last_seq)
         return _promoted(rows)
 
     async def from_seq(self, session_id: str, first_seq: int) -> list[EngineMessage]:
         """Every message from ``first_seq`` on, oldest first, promoted."""
-        rows = await (await self._driver()).fetch(_FROM_SEQ_SQL, self._tenant, session_id, first_seq)
+        rows = await (await driver(self._db)).fetch(_FROM_SEQ_SQL, self._tenant, session_id, first_seq)
         return _promoted(rows)
