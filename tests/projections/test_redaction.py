@@ -180,30 +180,33 @@ def test_the_probe_that_stalled_the_server_is_masked_nowhere_and_kept_whole() ->
     assert redact_text(text) == text
 
 
+GROUPED = re2.compile(
+    "|".join(f"(?P<r{i}>{rule.pattern.replace('(?P<secret>', f'(?P<s{i}>')})" for i, rule in enumerate(RULES))
+)
+"""Every rule a group of one alternation, and each rule's ``secret`` part a group of its own."""
+RULE_OF_GROUP = {GROUPED.groupindex[f"r{i}"]: i for i in range(len(RULES))}
+
+
 def one_alternation(text: str) -> str:
-    """Redaction as its rules define it, written the plain way: every rule a group of one alternation, so the
-    group that took part in a match names its rule, and the rule's ``secret`` group its secret part, which
-    the shape it fits whole labels when it fits one. What ``redact_text`` must give, found differently."""
-    grouped = re2.compile(
-        "|".join(f"(?P<r{i}>{rule.pattern.replace('(?P<secret>', f'(?P<s{i}>')})" for i, rule in enumerate(RULES))
-    )
-    rule_of_group = {grouped.groupindex[f"r{i}"]: i for i in range(len(RULES))}
+    """Redaction as its rules define it, written the plain way: the group that took part in a match of
+    ``GROUPED`` names its rule, and the rule's ``secret`` group its secret part, which the shape it fits whole
+    labels when it fits one. What ``redact_text`` must give, found differently."""
 
     def label(match: Any) -> str:
-        return RULES[rule_of_group[match.lastindex]].label
+        return RULES[RULE_OF_GROUP[match.lastindex]].label
 
     def mask(match: Any) -> str:
-        rule = rule_of_group[match.lastindex]
-        secret = grouped.groupindex.get(f"s{rule}")
+        rule = RULE_OF_GROUP[match.lastindex]
+        secret = GROUPED.groupindex.get(f"s{rule}")
         if secret is None:
             return f"[REDACTED:{RULES[rule].label}]"
         whole, offset = match.group(0), match.start(0)
         value = match.group(secret)
-        shape = grouped.fullmatch(value)
+        shape = GROUPED.fullmatch(value)
         masked = f"[REDACTED:{label(shape) if shape is not None else RULES[rule].label}]"
         return whole[: match.start(secret) - offset] + masked + whole[match.end(secret) - offset :]
 
-    return grouped.sub(mask, text)
+    return GROUPED.sub(mask, text)
 
 
 PIECES = sorted(
