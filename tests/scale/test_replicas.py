@@ -76,6 +76,29 @@ class Servers:
         finally:
             await connection.close()
 
+    async def until_a_read_found_the_replica_behind(self, since: Any) -> None:
+        """Returns once a read has asked the replica how far it has replayed, after ``since`` (the replica's
+        clock), and had its answer: with replay paused, that read now waits for it."""
+        connection = await asyncpg.connect(plain_dsn(self.pair.replica_url()))
+        try:
+            deadline = time.monotonic() + 10
+            while not await connection.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND state = 'idle'"
+                " AND query LIKE '%pg_last_wal_replay_lsn%' AND query_start >= $1",
+                since,
+            ):
+                assert time.monotonic() < deadline, "no read asked the replica how far it has replayed"
+                await asyncio.sleep(0.01)
+        finally:
+            await connection.close()
+
+    async def replica_clock(self) -> Any:
+        connection = await asyncpg.connect(plain_dsn(self.pair.replica_url()))
+        try:
+            return await connection.fetchval("SELECT clock_timestamp()")
+        finally:
+            await connection.close()
+
     async def resume_replay(self) -> None:
         connection = await asyncpg.connect(plain_dsn(self.pair.replica_url()))
         try:
@@ -169,8 +192,11 @@ async def test_a_replica_that_catches_up_within_the_wait_serves_the_read(servers
     try:
         token = token_of(await append(servers.client, "s1", user("Why does the build fail?", id="m1")))
         waited = reads("replica", "waited")
+        since = await servers.replica_clock()
         pending = asyncio.ensure_future(servers.patient.get("/sessions/s1/messages", headers={TOKEN: token}))
-        await asyncio.sleep(0.05)
+        # Resumed only once the read has seen the replica behind: resumed earlier (a slow start under load),
+        # the read would find it caught up at once and never wait.
+        await servers.until_a_read_found_the_replica_behind(since)
         await servers.resume_replay()
         own = await pending
     finally:
