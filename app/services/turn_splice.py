@@ -271,7 +271,8 @@ def cut_turn(
     assistant turn whose tail, built alone, gives exactly the build's tail. Turn starts are tried at growing
     distances (the last, the second last, the fourth, the eighth...), since what the tail must hold to build
     alike (a tool call, when none was given and the adapter adds a placeholder tool) may lie a few turns back.
-    ``spliced``: the kept turn this build was spliced from, whose ids need not be gathered again.
+    ``spliced``: the kept turn this build was spliced from, whose ids need not be gathered again and whose cut
+    is tried too, before any earlier one (``_cuts_tried``).
 
     A cut whose tail mentions a tool call or approval id that a message before it mentions too (an id reused
     turn after turn, a late result) is passed over unbuilt: the whole build pairs or renames that id knowing
@@ -279,7 +280,7 @@ def cut_turn(
     splice refuses such ids anyway). A history that reuses its ids on every turn keeps no turn and pays for
     no tail build trying to."""
     mentions = _Mentions(messages, spliced)
-    for cut in _turn_starts(messages):
+    for cut in _cuts_tried(messages, spliced):
         if mentions.cross(cut):
             continue
         found = _cut_at(cut, messages, view, draft, stable_units, build_tail, mentions.before(cut))
@@ -427,6 +428,18 @@ def _turn_starts(messages: Sequence[EngineMessage]) -> list[int]:
                 if len(starts) == MAX_CUTS_TRIED:
                     break
     return starts
+
+
+def _cuts_tried(messages: Sequence[EngineMessage], spliced: KeptTurn | None) -> list[int]:
+    """``_turn_starts``, latest first, with the cut of the kept turn the build was spliced from among them. Its
+    tail builds alike (the splice built that very tail), and the measure's state and the count's tally are
+    kept there: when the newest turns cannot be cut (answers without a tool call, under a placeholder tool),
+    the doubling steps would jump past it to a cut before it, and the next turn would measure and count its
+    whole window from the head again."""
+    starts = _turn_starts(messages)
+    if spliced is None or spliced.cut in starts:
+        return starts
+    return sorted([*starts, spliced.cut], reverse=True)
 
 
 def _head(payload: dict[str, Any], key: str) -> list[tuple[str, Any]]:

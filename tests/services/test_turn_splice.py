@@ -188,3 +188,32 @@ def test_a_reused_id_passes_over_only_the_cuts_it_crosses() -> None:
     counted_tail = counting(build_tail, tails)
     turn = build_turn(window, build_whole, counted_tail, cache=MARK_ALL, previous=None, kept=None, keep=True)
     assert turn.next_turn is not None and turn.next_turn.cut == 3 and tails == [len(window) - 3]
+
+
+@pytest.mark.parametrize("provider", SUPPORTED_PROVIDERS)
+def test_answers_without_a_tool_call_keep_the_cut_where_the_last_turn_kept_it(provider: str) -> None:
+    """A tool loop, then chat turns whose answers call no tool, with no tool definitions given: Anthropic's
+    whole build gets a placeholder tool (its history holds calls) and a tail of those answers alone does not,
+    so the newest cuts cannot be kept, and the doubling steps jumped to a cut before the one kept a turn
+    earlier, every other turn, where the next build measured and counted its whole window from the head. The
+    kept turn's own cut is tried before any earlier one: the cut never moves back, every turn is spliced, and
+    each answer is the whole build, for every target."""
+    loop = tool_loop(6)
+    chat: list[PersistedMessage] = []
+    for n in range(1, 7):
+        chat += [b.user(f"and step {n}?"), b.assistant(f"step {n} done")]
+    engine = [*loop, *(promote(message) for message in b.history(*chat, start_seq=len(loop) + 1))]
+    ctx = ProjectionContext(provider=provider, model=MODELS[provider])
+    builders = turn_builders(provider, ctx, "Be brief.", None)
+    kept: KeptTurn | None = None
+    cuts: list[int] = []
+    for end in range(len(loop) + 2, len(engine) + 1, 2):
+        turn = build_turn_or_none(engine[:end], builders, None, kept, keep=True)
+        whole = build_turn_or_none(engine[:end], builders, None, None, keep=False)
+        assert turn is not None and whole is not None
+        assert turn_answer(turn) == turn_answer(whole)
+        assert kept is None or turn.spliced
+        kept = turn.next_turn
+        assert kept is not None
+        cuts.append(kept.cut)
+    assert cuts == sorted(cuts), cuts
