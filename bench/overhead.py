@@ -106,9 +106,17 @@ async def main(database_url: str | None, count: int, repeat: int) -> list[str]:
             print(f"{label}: not measured (the route is not on this build)")
             continue
         took = median(timings[name])
-        print(f"{label}: {ms(took)} ({sizes[name]:,} bytes)")
+        print(f"{label}: {ms(took)} ({sizes[name]:,} bytes); {round_spread(timings[name], timings['floor'], target)}")
         lines.append(verdict(f"target 2 ({label} / floor)", took / floor_time, target))
     return lines
+
+
+def round_spread(timings: list[float], floor_timings: list[float], target: float) -> str:
+    """Each round's ratio to the floor timed beside it: how far one run's median verdict can be trusted when
+    the machine's speed moves between rounds."""
+    ratios = sorted(took / floor for took, floor in zip(timings, floor_timings, strict=True))
+    within = sum(ratio <= target for ratio in ratios)
+    return f"round by round {ratios[0]:.2f}-{ratios[-1]:.2f}x, {within} of {len(ratios)} rounds within {target:g}x"
 
 
 if __name__ == "__main__":
