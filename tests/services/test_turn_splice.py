@@ -195,7 +195,7 @@ def test_answers_without_a_tool_call_keep_the_cut_where_the_last_turn_kept_it(pr
     """A tool loop, then chat turns whose answers call no tool, with no tool definitions given: Anthropic's
     whole build gets a placeholder tool (its history holds calls) and a tail of those answers alone does not,
     so the newest cuts cannot be kept, and the doubling steps jumped to a cut before the one kept a turn
-    earlier, every other turn, where the next build measured and counted its whole window from the head. The
+    earlier on some turns, where the next build measured and counted its whole window from the head. The
     kept turn's own cut is tried before any earlier one: the cut never moves back, every turn is spliced, and
     each answer is the whole build, for every target."""
     loop = tool_loop(6)
