@@ -72,7 +72,7 @@ def text_part(text: str, **extra: Any) -> dict[str, Any]:
     return {"type": "text", "text": text, **extra}
 
 
-def image_part(data: str = "iVBORw0KGgo=", media_type: str = "image/png") -> dict[str, Any]:
+def image_part(data: str = "iVBORw0KGgo=", media_type: str | None = "image/png") -> dict[str, Any]:
     return {"type": "image", "image": data, "mediaType": media_type}
 
 

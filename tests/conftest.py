@@ -9,6 +9,7 @@ tests need real commits from many connections at once.
 import asyncio
 import os
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -62,7 +63,9 @@ async def database_url(direct_database_url: str) -> AsyncIterator[str]:
         del os.environ["PROJECTOR_LISTEN_DATABASE_URL"]
 
 
-def settings_for_tests(**overrides: object) -> Settings:
+def settings_for_tests(**overrides: Any) -> Settings:
+    """Settings for a test; ``overrides`` are raw values as the environment would give them (a JSON string for
+    ``api_keys``, say), which pydantic validates and converts."""
     return Settings(database_url=None, migrate_on_start=False, **overrides)
 
 

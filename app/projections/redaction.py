@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import re2  # type: ignore[import-untyped]
+import re2
 
 from app.engine.persisted import Content
 

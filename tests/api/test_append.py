@@ -1,6 +1,7 @@
 """Appending: atomic batches, gap-free seq, idempotent retries, conflicts."""
 
 import asyncio
+from typing import Any
 
 import httpx
 
@@ -21,7 +22,7 @@ async def test_first_message_of_a_session_has_seq_1_and_batches_keep_request_ord
 
 async def test_stored_message_keeps_content_and_metadata_exactly(client: httpx.AsyncClient) -> None:
     await new_session(client)
-    parts = [
+    parts: list[dict[str, Any]] = [
         {"type": "reasoning", "text": "think", "providerOptions": {"anthropic": {"signature": "sig=="}}},
         {"type": "text", "text": "done"},
     ]

@@ -1,5 +1,6 @@
 """Every kind of bad input: a problem+json 4xx naming the field, and nothing stored."""
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -165,7 +166,7 @@ async def test_a_chunked_body_over_the_limit_is_413(database_url: str) -> None:
 
     app = create_app(settings_for_tests(max_body_bytes=1000), database_url=database_url)
 
-    async def chunks():  # no Content-Length: the limit must count bytes as they arrive
+    async def chunks() -> AsyncIterator[bytes]:  # no Content-Length: the limit must count bytes as they arrive
         yield b'{"messages": [{"role": "user", "content": "'
         for _ in range(20):
             yield b"x" * 100

@@ -43,7 +43,8 @@ def servers(base_url: str) -> dict[str, Any]:
 async def context(client: httpx.AsyncClient, **params: Any) -> dict[str, Any]:
     response = await client.get("/sessions/s1/context", params=params)
     assert response.status_code == 200, response.text
-    return response.json()
+    report: dict[str, Any] = response.json()
+    return report
 
 
 # Window resolution ----------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
 from app.store.escaped_text import ESCAPE_MARK
 from tests.api.wire import as_json, boundary, new_session, summary, user
@@ -15,26 +16,26 @@ from tests.providers.payload_check import problems
 BINARY = "cat image.png: \x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 HALF_EMOJI = "truncated at 4096 bytes: \ud83d"
 LONE_LOW = "\udc00 leads"
-TOOL_CALL = {
+TOOL_CALL: dict[str, Any] = {
     "type": "tool-call",
     "toolCallId": "c1",
     "toolName": "read_file",
     "input": {"path": "img\x00.png", "key\ud800": [LONE_LOW, {"deep": "\x00"}]},
 }
-TOOL_RESULT = {
+TOOL_RESULT: dict[str, Any] = {
     "type": "tool-result",
     "toolCallId": "c1",
     "toolName": "read_file",
     "output": {"type": "text", "value": BINARY + HALF_EMOJI},
 }
-METADATA = {
+METADATA: dict[str, Any] = {
     "note": "a\x00b",
     "half\ud83d": HALF_EMOJI,
     "nested": {"list": ["\x00", LONE_LOW, 1, None, True]},
     "marked": ESCAPE_MARK + "starts with the escape mark",
     "plain": "nothing unusual",
 }
-MESSAGES = [
+MESSAGES: list[dict[str, Any]] = [
     {"id": "u1", "role": "user", "content": "show me the image " + HALF_EMOJI},
     {"id": "a1", "role": "assistant", "content": [{"type": "text", "text": "reading"}, TOOL_CALL]},
     {"id": "t1", "role": "tool", "content": [TOOL_RESULT], "metadata": METADATA},
@@ -53,7 +54,8 @@ async def stored_session(client: httpx.AsyncClient) -> list[dict[str, Any]]:
     await new_session(client)
     response = await client.post("/sessions/s1/messages", **as_json({"messages": MESSAGES}))
     assert response.status_code == 201, response.text
-    return response.json()["messages"]
+    messages: list[dict[str, Any]] = response.json()["messages"]
+    return messages
 
 
 def exact(response: httpx.Response) -> Any:
@@ -78,7 +80,7 @@ async def test_nul_and_unpaired_surrogates_round_trip_through_append_and_get(cli
     assert b"\\ud83d" in one.content and b"\\u0000" in one.content
 
 
-async def test_only_messages_holding_such_text_are_marked(client: httpx.AsyncClient, app: Any) -> None:
+async def test_only_messages_holding_such_text_are_marked(client: httpx.AsyncClient, app: FastAPI) -> None:
     await stored_session(client)
     await client.post("/sessions/s1/messages", json={"messages": [user("plain", id="p1")]})
     async with app.state.database.reading() as connection:

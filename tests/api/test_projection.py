@@ -159,9 +159,9 @@ async def test_paged_views_walk_the_session_with_cursors(client: httpx.AsyncClie
     await new_session(client)
     await append(client, "s1", *(user(f"line {index}", id=f"u{index}") for index in range(7)))
     seen: list[str] = []
-    cursor = None
+    cursor: str | None = None
     while True:
-        params = {"view": view, "limit": 3, **({"after": cursor} if cursor else {})}
+        params: dict[str, str | int] = {"view": view, "limit": 3, **({"after": cursor} if cursor else {})}
         page = (await client.get("/sessions/s1/projection", params=params)).json()
         seen += [source for message in page["messages"] for source in message["sourceMessageIds"]]
         cursor = page["nextCursor"]

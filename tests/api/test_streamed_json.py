@@ -11,7 +11,11 @@ from app.api.responses import STREAM_PIECE_BYTES, streamed_json
 
 async def written(before: dict[str, Any], items: list[Any], after: dict[str, Any]) -> list[bytes]:
     response = streamed_json(before, "messages", items, after, headers={})
-    return [bytes(piece) async for piece in response.body_iterator]
+    pieces: list[bytes] = []
+    async for piece in response.body_iterator:
+        assert not isinstance(piece, str), "streamed_json writes bytes"
+        pieces.append(bytes(piece))
+    return pieces
 
 
 def message(text: str) -> dict[str, Any]:

@@ -52,7 +52,8 @@ async def append(client: httpx.AsyncClient, session_id: str, *messages: dict[str
 async def stored_count(client: httpx.AsyncClient, session_id: str) -> int:
     response = await client.get(f"/sessions/{session_id}")
     assert response.status_code == 200, response.text
-    return response.json()["messageCount"]
+    count: int = response.json()["messageCount"]
+    return count
 
 
 def runtime(kind: str, text: str, id: str | None = None, role: str = "system", **metadata: Any) -> dict[str, Any]:

@@ -1,7 +1,11 @@
+from collections.abc import Sequence
+
 import pytest
 
 from app.context.compaction import (
     BOUNDARY_TEXT,
+    CompactionPlan,
+    CompactionSelection,
     build_compaction,
     compact_transcript,
     select_compaction,
@@ -10,6 +14,8 @@ from app.context.config import TailPolicy
 from app.context.errors import CompactionRefused
 from app.context.summary_prompt import render_transcript
 from app.engine.kinds import Kind
+from app.engine.message import EngineMessage
+from app.engine.persisted import PersistedMessage
 from app.projections.live_history import live_history
 from app.projections.model import project_model
 from app.projections.types import ProjectionContext
@@ -30,30 +36,38 @@ from tests.context.histories import (
 SUMMARY = "## Goal\nFix the login bug in src/auth.ts."
 
 
-def tail_ids(selection):
+def tail_ids(selection: CompactionSelection) -> list[str]:
     return [m.id for m in selection.kept_tail]
 
 
-def summarized_ids(selection):
+def summarized_ids(selection: CompactionSelection) -> list[str]:
     return [m.id for m in selection.to_summarize]
 
 
-def compaction_of(messages, summary, *, boundary_id, summary_id, **selecting):
+def compaction_of(
+    messages: Sequence[EngineMessage],
+    summary: str,
+    *,
+    boundary_id: str,
+    summary_id: str,
+    policy: TailPolicy,
+    through_message_id: str | None = None,
+) -> CompactionPlan:
     """Select and build in one step, as for a summary the caller already has."""
-    selection = select_compaction(messages, **selecting)
+    selection = select_compaction(messages, policy=policy, through_message_id=through_message_id)
     return build_compaction(selection, summary, boundary_id=boundary_id, summary_id=summary_id)
 
 
-def written(messages, plan):
+def written(messages: list[EngineMessage], plan: CompactionPlan) -> list[EngineMessage]:
     """The history as the store would hold it after writing the plan: both messages appended."""
     start = max(m.seq for m in messages) + 1
     appended = [message(m.role, m.content, id=m.id, **m.metadata) for m in plan.messages]
     return messages + history(*appended, start_seq=start)
 
 
-def turns(count, tokens=100):
+def turns(count: int, tokens: int = 100) -> list[PersistedMessage]:
     """``count`` user turns of a user message and an answer, ``tokens`` each."""
-    out = []
+    out: list[PersistedMessage] = []
     for n in range(count):
         out += [user(f"q{n}", tokens=tokens), assistant(f"a{n}", tokens=tokens)]
     return out
@@ -63,7 +77,7 @@ def turns(count, tokens=100):
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t \n"])
-def test_empty_or_whitespace_summary_is_refused(text):
+def test_empty_or_whitespace_summary_is_refused(text: str) -> None:
     messages = history(*turns(3))
     selection = select_compaction(messages, policy=TailPolicy(max_tokens=100))
     with pytest.raises(CompactionRefused) as refused:
@@ -71,26 +85,26 @@ def test_empty_or_whitespace_summary_is_refused(text):
     assert refused.value.reason == "empty_summary"
 
 
-def test_empty_history_has_nothing_to_compact():
+def test_empty_history_has_nothing_to_compact() -> None:
     with pytest.raises(CompactionRefused) as refused:
         select_compaction([], policy=TailPolicy())
     assert refused.value.reason == "nothing_to_compact"
 
 
-def test_only_a_previous_summary_has_nothing_to_compact():
+def test_only_a_previous_summary_has_nothing_to_compact() -> None:
     messages = history(user("a"), boundary("b1", through="m1"), summary("b1", id="s1"))
     with pytest.raises(CompactionRefused) as refused:
         select_compaction(messages, policy=TailPolicy())
     assert refused.value.reason == "nothing_to_compact"
 
 
-def test_unknown_through_message_is_refused():
+def test_unknown_through_message_is_refused() -> None:
     with pytest.raises(CompactionRefused) as refused:
         select_compaction(history(*turns(2)), policy=TailPolicy(), through_message_id="nope")
     assert refused.value.reason == "unknown_through_message"
 
 
-def test_through_message_that_splits_a_call_from_its_result_is_refused():
+def test_through_message_that_splits_a_call_from_its_result_is_refused() -> None:
     messages = history(user("a"), call("c1"), result("c1"), assistant("done"))
     with pytest.raises(CompactionRefused) as refused:
         select_compaction(messages, policy=TailPolicy(), through_message_id="m2")
@@ -100,7 +114,7 @@ def test_through_message_that_splits_a_call_from_its_result_is_refused():
 # The two messages ----------------------------------------------------------------------------------------
 
 
-def test_plan_writes_a_boundary_and_its_summary_as_system_records():
+def test_plan_writes_a_boundary_and_its_summary_as_system_records() -> None:
     messages = history(*turns(3))
     plan = compaction_of(
         messages, f"  {SUMMARY}\n", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200)
@@ -134,7 +148,7 @@ def test_plan_writes_a_boundary_and_its_summary_as_system_records():
     }
 
 
-def test_written_messages_promote_to_the_compaction_kinds_and_shape_the_next_live_history():
+def test_written_messages_promote_to_the_compaction_kinds_and_shape_the_next_live_history() -> None:
     messages = history(*turns(3))
     plan = compaction_of(messages, SUMMARY, boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200))
     after = written(messages, plan)
@@ -143,7 +157,7 @@ def test_written_messages_promote_to_the_compaction_kinds_and_shape_the_next_liv
     assert [m.id for m in live.messages] == ["s1", "m5", "m6"]
 
 
-def test_summarizer_source_and_model_are_recorded():
+def test_summarizer_source_and_model_are_recorded() -> None:
     selection = select_compaction(history(*turns(2)), policy=TailPolicy(max_tokens=100))
     plan = build_compaction(
         selection,
@@ -165,14 +179,14 @@ def test_summarizer_source_and_model_are_recorded():
 # The kept tail -------------------------------------------------------------------------------------------
 
 
-def test_tail_keeps_the_newest_messages_within_the_token_budget():
+def test_tail_keeps_the_newest_messages_within_the_token_budget() -> None:
     selection = select_compaction(history(*turns(5)), policy=TailPolicy(max_tokens=350))
     assert tail_ids(selection) == ["m8", "m9", "m10"]
     assert selection.through_message_id == "m7"
     assert selection.kept_tokens == 300
 
 
-def test_tail_never_starts_on_a_tool_result_it_moves_back_to_the_call():
+def test_tail_never_starts_on_a_tool_result_it_moves_back_to_the_call() -> None:
     messages = history(
         user("a", tokens=100),
         call("c1", tokens=100),
@@ -184,7 +198,7 @@ def test_tail_never_starts_on_a_tool_result_it_moves_back_to_the_call():
     assert selection.through_message_id == "m1"
 
 
-def test_tail_never_separates_parallel_calls_from_any_of_their_results():
+def test_tail_never_separates_parallel_calls_from_any_of_their_results() -> None:
     messages = history(
         user("a", tokens=100),
         calls("c1", "c2", tokens=100),
@@ -196,7 +210,7 @@ def test_tail_never_separates_parallel_calls_from_any_of_their_results():
     assert tail_ids(selection) == ["m2", "m3", "m4", "m5"]
 
 
-def test_tail_never_separates_an_approval_request_from_its_response():
+def test_tail_never_separates_an_approval_request_from_its_response() -> None:
     messages = history(
         user("a", tokens=100),
         call("c1", tokens=100),
@@ -210,44 +224,44 @@ def test_tail_never_separates_an_approval_request_from_its_response():
         assert tail_ids(selection)[0] in {"m2", "m6"}
 
 
-def test_when_no_earlier_cut_is_valid_the_tail_keeps_less():
+def test_when_no_earlier_cut_is_valid_the_tail_keeps_less() -> None:
     messages = history(call("c1", tokens=100), result("c1", tokens=100), assistant("x", tokens=100))
     selection = select_compaction(messages, policy=TailPolicy(max_tokens=250))
     assert summarized_ids(selection) == ["m1", "m2"]
     assert tail_ids(selection) == ["m3"]
 
 
-def test_a_newest_message_over_the_budget_leaves_an_empty_tail():
+def test_a_newest_message_over_the_budget_leaves_an_empty_tail() -> None:
     messages = history(user("a", tokens=100), assistant("huge", tokens=5_000))
     selection = select_compaction(messages, policy=TailPolicy(max_tokens=1_000))
     assert tail_ids(selection) == []
     assert selection.through_message_id == "m2"
 
 
-def test_when_everything_fits_only_the_latest_user_turn_is_kept():
+def test_when_everything_fits_only_the_latest_user_turn_is_kept() -> None:
     selection = select_compaction(history(*turns(3)), policy=TailPolicy(max_tokens=100_000))
     assert tail_ids(selection) == ["m5", "m6"]
 
 
-def test_a_single_turn_that_fits_still_compacts_something():
+def test_a_single_turn_that_fits_still_compacts_something() -> None:
     messages = history(user("a", tokens=10), assistant("b", tokens=10))
     selection = select_compaction(messages, policy=TailPolicy())
     assert (summarized_ids(selection), tail_ids(selection)) == (["m1"], ["m2"])
 
 
-def test_user_turn_limit_keeps_whole_recent_turns():
+def test_user_turn_limit_keeps_whole_recent_turns() -> None:
     selection = select_compaction(history(*turns(5)), policy=TailPolicy(max_user_turns=2))
     assert tail_ids(selection) == ["m7", "m8", "m9", "m10"]
 
 
-def test_tail_budget_is_capped_by_a_share_of_the_window():
+def test_tail_budget_is_capped_by_a_share_of_the_window() -> None:
     policy = TailPolicy(max_tokens=20_000, max_window_fraction=0.25)
     selection = select_compaction(history(*turns(10)), policy=policy, window_tokens=1_200)
     assert selection.kept_tokens == 300
     assert tail_ids(selection) == ["m18", "m19", "m20"]
 
 
-def test_pruned_results_in_the_tail_cost_their_stub():
+def test_pruned_results_in_the_tail_cost_their_stub() -> None:
     messages = history(
         user("a", tokens=100),
         call("c1", tokens=10),
@@ -258,7 +272,7 @@ def test_pruned_results_in_the_tail_cost_their_stub():
     assert tail_ids(selection) == ["m2", "m3", "m4"]
 
 
-def test_explicit_through_message_is_honoured_exactly():
+def test_explicit_through_message_is_honoured_exactly() -> None:
     selection = select_compaction(history(*turns(3)), policy=TailPolicy(), through_message_id="m2")
     assert (summarized_ids(selection), tail_ids(selection)) == (["m1", "m2"], ["m3", "m4", "m5", "m6"])
 
@@ -266,7 +280,7 @@ def test_explicit_through_message_is_honoured_exactly():
 # A second compaction -------------------------------------------------------------------------------------
 
 
-def test_second_compaction_updates_the_previous_summary_and_supersedes_it():
+def test_second_compaction_updates_the_previous_summary_and_supersedes_it() -> None:
     first = history(*turns(3))
     plan1 = compaction_of(first, "## Goal\nfirst", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200))
     session = written(first, plan1) + history(*turns(2), start_seq=9)
@@ -280,7 +294,7 @@ def test_second_compaction_updates_the_previous_summary_and_supersedes_it():
     assert [m.id for m in live.messages] == ["s2", "m11", "m12"]
 
 
-def test_second_compaction_cut_inside_the_old_tail_leaves_the_old_records_out():
+def test_second_compaction_cut_inside_the_old_tail_leaves_the_old_records_out() -> None:
     first = history(*turns(3))
     plan1 = compaction_of(first, "## Goal\nfirst", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=400))
     session = written(first, plan1)
@@ -294,7 +308,7 @@ def test_second_compaction_cut_inside_the_old_tail_leaves_the_old_records_out():
 # Through the views ---------------------------------------------------------------------------------------
 
 
-def test_model_view_after_a_compaction_sends_the_summary_then_the_kept_tail_with_pairs_intact():
+def test_model_view_after_a_compaction_sends_the_summary_then_the_kept_tail_with_pairs_intact() -> None:
     messages = history(
         user("fix login", tokens=100),
         call("c1", tokens=100),
@@ -311,7 +325,7 @@ def test_model_view_after_a_compaction_sends_the_summary_then_the_kept_tail_with
     assert projection.diagnostics.applied_compact_boundary_id == "b1"
 
 
-def test_summariser_transcript_is_the_compact_view_of_what_is_summarised():
+def test_summariser_transcript_is_the_compact_view_of_what_is_summarised() -> None:
     messages = history(
         user("a", tokens=100),
         call("c1", tokens=100),
@@ -326,7 +340,7 @@ def test_summariser_transcript_is_the_compact_view_of_what_is_summarised():
     assert len(rendered) < 3_000
 
 
-def test_previous_summary_goes_apart_not_into_the_transcript():
+def test_previous_summary_goes_apart_not_into_the_transcript() -> None:
     first = history(*turns(3))
     plan = compaction_of(first, "## Goal\nfirst", boundary_id="b1", summary_id="s1", policy=TailPolicy(max_tokens=200))
     session = written(first, plan) + history(*turns(2), start_seq=9)
@@ -336,7 +350,7 @@ def test_previous_summary_goes_apart_not_into_the_transcript():
     assert selection.previous_summary == "## Goal\nfirst"
 
 
-def test_a_reused_call_id_pairs_each_result_with_the_newest_call_before_it():
+def test_a_reused_call_id_pairs_each_result_with_the_newest_call_before_it() -> None:
     messages = history(
         user("a", tokens=100),
         call("c1", tokens=100),
@@ -350,7 +364,7 @@ def test_a_reused_call_id_pairs_each_result_with_the_newest_call_before_it():
     assert tail_ids(selection) == ["m5", "m6", "m7"]
 
 
-def test_an_orphan_result_does_not_pin_the_cut():
+def test_an_orphan_result_does_not_pin_the_cut() -> None:
     # The model view drops both results (no call before them), so they cost nothing.
     messages = history(
         result("ghost", tokens=100), user("a", tokens=100), assistant("b", tokens=100), result("ghost", tokens=100)

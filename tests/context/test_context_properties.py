@@ -1,7 +1,9 @@
 """Properties of accounting, compaction and pruning over messy histories (the shared strategies)."""
 
+from collections.abc import Sequence
 from dataclasses import replace
 from itertools import accumulate
+from typing import Any, cast
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -41,7 +43,7 @@ budgets = st.integers(0, 400)
 turn_limits = st.sampled_from([None, 1, 2])
 
 
-def splits_a_pair(summarized, tail) -> bool:
+def splits_a_pair(summarized: Sequence[EngineMessage], tail: Sequence[EngineMessage]) -> bool:
     """Whether a result in the tail answers a call in the summarised part (the newest call of its id)."""
     history, cut = [*summarized, *tail], len(summarized)
     newest_call: dict[str, int] = {}
@@ -59,7 +61,9 @@ def splits_a_pair(summarized, tail) -> bool:
 
 @SETTINGS
 @given(histories, budgets, turn_limits)
-def test_kept_tail_never_splits_a_tool_call_from_its_result(messages, budget, turns):
+def test_kept_tail_never_splits_a_tool_call_from_its_result(
+    messages: list[EngineMessage], budget: int, turns: int | None
+) -> None:
     try:
         selection = select_compaction(messages, policy=TailPolicy(max_tokens=budget, max_user_turns=turns))
     except CompactionRefused as refused:
@@ -73,7 +77,9 @@ def test_kept_tail_never_splits_a_tool_call_from_its_result(messages, budget, tu
 
 @SETTINGS
 @given(histories, budgets)
-def test_after_writing_a_compaction_the_live_history_is_its_summary_and_exactly_the_kept_tail(messages, budget):
+def test_after_writing_a_compaction_the_live_history_is_its_summary_and_exactly_the_kept_tail(
+    messages: list[EngineMessage], budget: int
+) -> None:
     try:
         selection = select_compaction(messages, policy=TailPolicy(max_tokens=budget))
     except CompactionRefused:
@@ -91,7 +97,7 @@ def test_after_writing_a_compaction_the_live_history_is_its_summary_and_exactly_
 
 @SETTINGS
 @given(histories, st.integers(1, 5_000), st.sampled_from([None, 0, 500, 4_000]))
-def test_accounting_is_consistent(messages, window_tokens, max_output):
+def test_accounting_is_consistent(messages: list[EngineMessage], window_tokens: int, max_output: int | None) -> None:
     report = account_context(
         messages,
         window=ContextWindow(window_tokens, "session"),
@@ -109,7 +115,9 @@ def test_accounting_is_consistent(messages, window_tokens, max_output):
 
 @SETTINGS
 @given(histories, st.integers(0, 200), st.integers(0, 200))
-def test_pruning_only_marks_old_unprotected_results_and_only_when_worth_it(messages, protect, minimum):
+def test_pruning_only_marks_old_unprotected_results_and_only_when_worth_it(
+    messages: list[EngineMessage], protect: int, minimum: int
+) -> None:
     policy = PrunePolicy(
         protect_tool_tokens=protect, minimum_savings_tokens=minimum, protected_tool_names=frozenset({"Bash"})
     )
@@ -124,7 +132,8 @@ def test_pruning_only_marks_old_unprotected_results_and_only_when_worth_it(messa
         assert pruned.kind is Kind.TOOL_RESULT
         assert not pruned.metadata.get("compactedAt")
         assert id_ not in protected_ids
-        assert all(p.get("toolName") != "Bash" for p in pruned.content if p.get("type") == "tool-result")
+        parts = cast(list[dict[str, Any]], pruned.content)  # the histories write every tool result as parts
+        assert all(p.get("toolName") != "Bash" for p in parts if p.get("type") == "tool-result")
     assert plan.tokens_saved == 0 if not plan.message_ids else plan.tokens_saved >= minimum
 
 
@@ -174,7 +183,9 @@ def given_histories(draw: st.DrawFn) -> list[EngineMessage]:
                 else (m,)
             )
         ]
-    if messages and draw(st.booleans()):
+    # Not ``messages and draw(...)``: mypy takes the left operand as the context of the right, and infers
+    # draw's result as a list of messages.
+    if len(messages) > 0 and draw(st.booleans()):
         twice = draw(st.sets(st.integers(0, len(messages) - 1), max_size=3))
         messages = [given for i, m in enumerate(messages) for given in ((m, m) if i in twice else (m,))]
     if draw(st.booleans()):
@@ -206,12 +217,12 @@ def reference_live_history(messages: list[EngineMessage]) -> list[EngineMessage]
     return [applied.compaction.summary, *kept]
 
 
-def counted(report: ContextReport) -> dict:
+def counted(report: ContextReport) -> dict[str, Any]:
     shown = report.as_dict()
     return {key: shown[key] for key in ("sections", "usage", "tokensAfterUsage", "totalTokens")}
 
 
-def reference_report(messages: list[EngineMessage], ctx: ProjectionContext, request_tokens: int) -> dict:
+def reference_report(messages: list[EngineMessage], ctx: ProjectionContext, request_tokens: int) -> dict[str, Any]:
     """The view's messages costed one by one, the anchor found by sorting all messages newest first."""
     view = project_model(messages, ctx)
     sent = sent_messages(view, messages)
@@ -233,7 +244,9 @@ def reference_report(messages: list[EngineMessage], ctx: ProjectionContext, requ
 
 @SETTINGS
 @given(given_histories(), contexts)
-def test_the_accounting_counts_exactly_what_the_model_view_sends(messages, ctx):
+def test_the_accounting_counts_exactly_what_the_model_view_sends(
+    messages: list[EngineMessage], ctx: ProjectionContext
+) -> None:
     """Sent means in the view's output, and a message costs the estimate of what the view sends for it (the
     histories here store ``estimate_tokens`` of their content, as the store does)."""
     view = project_model(messages, ctx)
@@ -248,13 +261,17 @@ def test_the_accounting_counts_exactly_what_the_model_view_sends(messages, ctx):
 
 @SETTINGS
 @given(given_histories())
-def test_live_history_is_the_deduplicated_history_by_seq_whatever_order_it_comes_in(messages):
+def test_live_history_is_the_deduplicated_history_by_seq_whatever_order_it_comes_in(
+    messages: list[EngineMessage],
+) -> None:
     assert list(live_history(messages).messages) == reference_live_history(messages)
 
 
 @SETTINGS
 @given(given_histories(), contexts, st.integers(-5, 300))
-def test_accounting_sums_the_sent_messages_by_section_from_the_newest_usage_that_counts(messages, ctx, request_tokens):
+def test_accounting_sums_the_sent_messages_by_section_from_the_newest_usage_that_counts(
+    messages: list[EngineMessage], ctx: ProjectionContext, request_tokens: int
+) -> None:
     report = account_context(
         messages,
         window=ContextWindow(None, "none"),
@@ -291,7 +308,9 @@ def answered_histories(draw: st.DrawFn) -> list[EngineMessage]:
 
 @SETTINGS
 @given(answered_histories(), st.integers(0, 300))
-def test_the_anchor_is_the_newest_usage_that_counts_and_of_equal_seqs_the_first_given(messages, request_tokens):
+def test_the_anchor_is_the_newest_usage_that_counts_and_of_equal_seqs_the_first_given(
+    messages: list[EngineMessage], request_tokens: int
+) -> None:
     ctx = ProjectionContext(model=MODEL)
     report = account_context(
         messages, window=ContextWindow(None, "none"), policy=ThresholdPolicy(), ctx=ctx, request_tokens=request_tokens
@@ -301,7 +320,9 @@ def test_the_anchor_is_the_newest_usage_that_counts_and_of_equal_seqs_the_first_
 
 @SETTINGS
 @given(given_histories(), contexts, st.data())
-def test_a_windows_tally_is_the_tallies_of_its_runs_joined(messages, ctx, data):
+def test_a_windows_tally_is_the_tallies_of_its_runs_joined(
+    messages: list[EngineMessage], ctx: ProjectionContext, data: st.DataObject
+) -> None:
     """A later turn keeps the tally before its cut and counts only the rest: in a window in seq order (as the
     store reads one: seqs strictly increasing, the session's primary key), where the view's messages split with
     it (everything sent from before the cut comes first), the two tallies joined are the whole. The histories'

@@ -1,20 +1,24 @@
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from app.context.accounting import pruned_tokens
 from app.context.config import PrunePolicy
 from app.context.pruning import compacted_at_patch, plan_prune
+from app.engine.message import EngineMessage
+from app.engine.persisted import PersistedMessage
 from app.projections.types import ProjectionContext
 from tests.context.histories import assistant, boundary, call, history, result, summary, user
 
 SMALL = PrunePolicy(protect_user_turns=2, protect_tool_tokens=1_000, minimum_savings_tokens=500)
 
 
-def exchange(call_id, tokens, name="Read", **kw):
+def exchange(call_id: str, tokens: int, name: str = "Read", **kw: Any) -> list[PersistedMessage]:
     """A call and a result whose output really is ``tokens`` tokens long."""
     return [call(call_id, name, tokens=10), result(call_id, "x" * (4 * tokens), name=name, **kw)]
 
 
-def recent_turns():
+def recent_turns() -> list[PersistedMessage]:
     """Two user turns with big results: always protected."""
     return [
         user("q1", tokens=10),
@@ -24,25 +28,25 @@ def recent_turns():
     ]
 
 
-def saving(messages, ids):
+def saving(messages: Sequence[EngineMessage], ids: Iterable[str]) -> int:
     by_id = {m.id: m for m in messages}
     return sum(by_id[i].token_estimate - pruned_tokens(by_id[i]) for i in ids)
 
 
-def test_last_two_user_turns_are_never_pruned():
+def test_last_two_user_turns_are_never_pruned() -> None:
     messages = history(user("q0", tokens=10), *recent_turns())
     plan = plan_prune(messages, SMALL)
     assert plan.message_ids == ()
     assert plan.reason == "no tool result outside the protected window"
 
 
-def test_tool_output_within_the_protected_budget_is_kept():
+def test_tool_output_within_the_protected_budget_is_kept() -> None:
     messages = history(user("q0"), *exchange("a", 600), *exchange("b", 400), *recent_turns())
     plan = plan_prune(messages, SMALL)
     assert (plan.message_ids, plan.protected_tool_tokens) == ((), 1_000)
 
 
-def test_the_result_that_crosses_the_budget_and_older_ones_are_pruned():
+def test_the_result_that_crosses_the_budget_and_older_ones_are_pruned() -> None:
     messages = history(
         user("q0"),
         *exchange("a", 700),
@@ -59,7 +63,7 @@ def test_the_result_that_crosses_the_budget_and_older_ones_are_pruned():
     assert plan.applied
 
 
-def test_nothing_is_pruned_below_the_minimum_saving_but_the_candidate_saving_is_reported():
+def test_nothing_is_pruned_below_the_minimum_saving_but_the_candidate_saving_is_reported() -> None:
     base = [user("q0"), *exchange("b", 1_000)]
     probe = history(*base, *exchange("a", 10), *recent_turns())
     stub = pruned_tokens(probe[2])
@@ -72,7 +76,7 @@ def test_nothing_is_pruned_below_the_minimum_saving_but_the_candidate_saving_is_
     assert (at.message_ids, at.tokens_saved) == (("m3",), 500)
 
 
-def test_protected_tools_are_never_pruned_and_do_not_use_the_budget():
+def test_protected_tools_are_never_pruned_and_do_not_use_the_budget() -> None:
     messages = history(
         user("q0"),
         *exchange("a", 5_000),
@@ -84,7 +88,7 @@ def test_protected_tools_are_never_pruned_and_do_not_use_the_budget():
     assert plan.message_ids == ("m3",)
 
 
-def test_protected_tool_names_are_configurable():
+def test_protected_tool_names_are_configurable() -> None:
     messages = history(user("q0"), *exchange("a", 5_000, name="Bash"), *exchange("b", 1_000), *recent_turns())
     policy = PrunePolicy(
         protect_tool_tokens=1_000, minimum_savings_tokens=500, protected_tool_names=frozenset({"Bash"})
@@ -92,7 +96,7 @@ def test_protected_tool_names_are_configurable():
     assert plan_prune(messages, policy).message_ids == ()
 
 
-def test_already_pruned_results_are_skipped_and_not_counted():
+def test_already_pruned_results_are_skipped_and_not_counted() -> None:
     messages = history(
         user("q0"),
         *exchange("a", 5_000),
@@ -104,14 +108,14 @@ def test_already_pruned_results_are_skipped_and_not_counted():
     assert plan.message_ids == ("m3",)
 
 
-def test_results_the_model_never_sees_are_left_alone():
+def test_results_the_model_never_sees_are_left_alone() -> None:
     messages = history(
         user("q0"), *exchange("a", 5_000, eligibleForModelContext=False), *exchange("b", 1_000), *recent_turns()
     )
     assert plan_prune(messages, SMALL).message_ids == ()
 
 
-def test_only_results_after_the_newest_compaction_are_considered():
+def test_only_results_after_the_newest_compaction_are_considered() -> None:
     messages = history(
         user("q0"),
         *exchange("gone", 90_000),
@@ -125,7 +129,7 @@ def test_only_results_after_the_newest_compaction_are_considered():
     assert plan_prune(messages, SMALL).message_ids == ("m8",)
 
 
-def test_synthetic_user_messages_do_not_count_as_turns():
+def test_synthetic_user_messages_do_not_count_as_turns() -> None:
     messages = history(
         user("q0"),
         *exchange("a", 5_000),
@@ -137,7 +141,7 @@ def test_synthetic_user_messages_do_not_count_as_turns():
     assert plan_prune(messages, SMALL).message_ids == ()
 
 
-def test_default_policy_protects_forty_thousand_and_needs_twenty_thousand():
+def test_default_policy_protects_forty_thousand_and_needs_twenty_thousand() -> None:
     policy, uncut = PrunePolicy(), ProjectionContext(tool_result_soft_limit_chars=0)
     kept = [*exchange("k1", 20_000), *exchange("k2", 20_000)]
     small = history(user("q0"), *exchange("a", 15_000), *kept, *recent_turns())
@@ -146,14 +150,14 @@ def test_default_policy_protects_forty_thousand_and_needs_twenty_thousand():
     assert plan_prune(large, policy, uncut).message_ids == ("m3",)
 
 
-def test_plan_serialises_and_the_patch_carries_the_time_given():
+def test_plan_serialises_and_the_patch_carries_the_time_given() -> None:
     messages = history(user("q0"), *exchange("a", 5_000), *exchange("b", 1_000), *recent_turns())
     plan = plan_prune(messages, SMALL)
     assert plan.as_dict()["prunedMessageIds"] == ["m3"]
     assert compacted_at_patch(datetime(2026, 4, 8, 10, 0, tzinfo=UTC)) == {"compactedAt": "2026-04-08T10:00:00+00:00"}
 
 
-def test_costs_are_what_the_model_view_sends_after_its_soft_limit_cut():
+def test_costs_are_what_the_model_view_sends_after_its_soft_limit_cut() -> None:
     messages = history(user("q0"), *exchange("a", 5_000), *exchange("b", 1_000), *recent_turns())
     cut_short = plan_prune(messages, SMALL, ProjectionContext(tool_result_soft_limit_chars=400))
     assert cut_short.message_ids == ()

@@ -1,5 +1,8 @@
 """The summariser client over real HTTP: a usable summary, or a specific error and nothing else."""
 
+from collections.abc import AsyncIterator
+from typing import TypedDict, Unpack
+
 import pytest
 
 from app.context.config import ModelServer, SummarizerConfig, Timeouts
@@ -15,14 +18,26 @@ GOOD = "## Goal\nFix login.\n\n## Next steps\n- run the tests"
 CHAT = [{"role": "user", "content": "Why does login fail?"}]
 
 
-def summarizer_for(base_url: str, **overrides) -> Summarizer:
-    values = {"server": ModelServer(base_url, "sk-sum"), "model": "qwen-coder", "timeouts": ROOMY}
+class SummarizerOverrides(TypedDict, total=False):
+    """The fields of ``SummarizerConfig``, each optional: what a test may override."""
+
+    server: ModelServer
+    model: str
+    max_output_tokens: int
+    temperature: float
+    tool_result_chars: int
+    require_template_headings: bool
+    timeouts: Timeouts
+
+
+def summarizer_for(base_url: str, **overrides: Unpack[SummarizerOverrides]) -> Summarizer:
+    values: SummarizerOverrides = {"server": ModelServer(base_url, "sk-sum"), "model": "qwen-coder", "timeouts": ROOMY}
     values.update(overrides)
     return Summarizer(SummarizerConfig(**values))
 
 
 @pytest.fixture
-async def summarizer(model_server: FakeModelServer):
+async def summarizer(model_server: FakeModelServer) -> AsyncIterator[Summarizer]:
     client = summarizer_for(model_server.base_url)
     yield client
     await client.aclose()
@@ -34,13 +49,15 @@ async def failure(summarizer: Summarizer) -> str:
     return error.value.reason
 
 
-async def test_good_answer_is_returned_cleaned(summarizer, model_server):
+async def test_good_answer_is_returned_cleaned(summarizer: Summarizer, model_server: FakeModelServer) -> None:
     model_server.answer_chat(f"<think>hmm</think>\n{GOOD}\n")
     result = await summarizer.summarize(CHAT, previous_summary="## Goal\nold")
     assert result.text == GOOD
 
 
-async def test_request_is_a_plain_chat_completion_with_the_fixed_prompt(summarizer, model_server):
+async def test_request_is_a_plain_chat_completion_with_the_fixed_prompt(
+    summarizer: Summarizer, model_server: FakeModelServer
+) -> None:
     model_server.answer_chat(GOOD)
     await summarizer.summarize(CHAT, previous_summary="## Goal\nold", instructions="Keep it short.")
     (request,) = model_server.requests_to(CHAT_PATH)
@@ -60,7 +77,7 @@ async def test_request_is_a_plain_chat_completion_with_the_fixed_prompt(summariz
     assert user.endswith("Keep it short.")
 
 
-async def test_slow_summariser_is_a_timeout(model_server):
+async def test_slow_summariser_is_a_timeout(model_server: FakeModelServer) -> None:
     model_server.hang(CHAT_PATH)
     client = summarizer_for(model_server.base_url, timeouts=TINY)
     try:
@@ -69,7 +86,7 @@ async def test_slow_summariser_is_a_timeout(model_server):
         await client.aclose()
 
 
-async def test_refused_connection_is_unreachable():
+async def test_refused_connection_is_unreachable() -> None:
     client = summarizer_for(unused_base_url())
     try:
         assert await failure(client) == "unreachable"
@@ -77,7 +94,7 @@ async def test_refused_connection_is_unreachable():
         await client.aclose()
 
 
-async def test_malformed_base_url_is_unreachable():
+async def test_malformed_base_url_is_unreachable() -> None:
     client = summarizer_for("http://gpu:port")
     try:
         assert await failure(client) == "unreachable"
@@ -85,12 +102,12 @@ async def test_malformed_base_url_is_unreachable():
         await client.aclose()
 
 
-async def test_error_status_is_reported(summarizer, model_server):
+async def test_error_status_is_reported(summarizer: Summarizer, model_server: FakeModelServer) -> None:
     model_server.fail(CHAT_PATH, 500)
     assert await failure(summarizer) == "http_status"
 
 
-async def test_error_status_carries_what_the_server_said(summarizer, model_server):
+async def test_error_status_carries_what_the_server_said(summarizer: Summarizer, model_server: FakeModelServer) -> None:
     said = {"error": {"message": "This model's maximum context length is 32768 tokens."}}
     model_server.reply(CHAT_PATH, Reply(status=400, json=said))
     with pytest.raises(SummarizerError) as error:
@@ -99,38 +116,40 @@ async def test_error_status_carries_what_the_server_said(summarizer, model_serve
     assert "maximum context length is 32768" in error.value.detail
 
 
-async def test_garbage_is_a_bad_response(summarizer, model_server):
+async def test_garbage_is_a_bad_response(summarizer: Summarizer, model_server: FakeModelServer) -> None:
     model_server.garbage(CHAT_PATH)
     assert await failure(summarizer) == "bad_response"
 
 
-async def test_json_without_choices_is_a_bad_response(summarizer, model_server):
+async def test_json_without_choices_is_a_bad_response(summarizer: Summarizer, model_server: FakeModelServer) -> None:
     model_server.reply(CHAT_PATH, Reply(json={"choices": []}))
     assert await failure(summarizer) == "bad_response"
 
 
 @pytest.mark.parametrize("text", [None, "", "   \n", "<think>only thinking</think>"])
-async def test_empty_answer_is_refused(summarizer, model_server, text):
+async def test_empty_answer_is_refused(summarizer: Summarizer, model_server: FakeModelServer, text: str | None) -> None:
     model_server.answer_chat(text)
     assert await failure(summarizer) == "empty_summary"
 
 
-async def test_answer_cut_at_the_token_limit_is_refused(summarizer, model_server):
+async def test_answer_cut_at_the_token_limit_is_refused(summarizer: Summarizer, model_server: FakeModelServer) -> None:
     model_server.answer_chat(GOOD, finish_reason="length")
     assert await failure(summarizer) == "truncated"
 
 
-async def test_content_filtered_answer_is_refused(summarizer, model_server):
+async def test_content_filtered_answer_is_refused(summarizer: Summarizer, model_server: FakeModelServer) -> None:
     model_server.answer_chat(GOOD, finish_reason="content_filter")
     assert await failure(summarizer) == "bad_response"
 
 
-async def test_an_answer_that_continues_the_task_is_refused(summarizer, model_server):
+async def test_an_answer_that_continues_the_task_is_refused(
+    summarizer: Summarizer, model_server: FakeModelServer
+) -> None:
     model_server.answer_chat("Sure, I'll now edit src/auth.ts and rerun the tests.")
     assert await failure(summarizer) == "off_template"
 
 
-async def test_template_check_can_be_turned_off(model_server):
+async def test_template_check_can_be_turned_off(model_server: FakeModelServer) -> None:
     model_server.answer_chat("A plain prose summary.")
     client = summarizer_for(model_server.base_url, require_template_headings=False)
     try:
@@ -139,7 +158,7 @@ async def test_template_check_can_be_turned_off(model_server):
         await client.aclose()
 
 
-async def test_content_parts_in_the_answer_are_joined(summarizer, model_server):
+async def test_content_parts_in_the_answer_are_joined(summarizer: Summarizer, model_server: FakeModelServer) -> None:
     body = chat_completion(None)
     body["choices"][0]["message"]["content"] = [{"type": "text", "text": "## Goal\n"}, {"type": "text", "text": "x"}]
     model_server.reply(CHAT_PATH, Reply(json=body))

@@ -1,3 +1,5 @@
+from typing import Any
+
 from app.context.summary_prompt import (
     SYSTEM_PROMPT,
     TEMPLATE_HEADINGS,
@@ -9,7 +11,7 @@ from app.context.summary_prompt import (
 from app.engine.kinds import Kind
 from app.projections.types import ProjectedMessage, View
 
-CHAT = [
+CHAT: list[dict[str, Any]] = [
     {"role": "user", "content": "Why does login fail?"},
     {
         "role": "assistant",
@@ -44,7 +46,7 @@ CHAT = [
 ]
 
 
-def test_chat_messages_render_as_labelled_lines_with_tool_results_cut():
+def test_chat_messages_render_as_labelled_lines_with_tool_results_cut() -> None:
     text = render_transcript(CHAT, tool_result_chars=20)
     assert text.splitlines() == [
         "[User]: Why does login fail?",
@@ -63,7 +65,7 @@ def test_chat_messages_render_as_labelled_lines_with_tool_results_cut():
     ]
 
 
-def test_projected_messages_render_and_summaries_are_labelled_as_earlier():
+def test_projected_messages_render_and_summaries_are_labelled_as_earlier() -> None:
     projected = [
         ProjectedMessage(View.COMPACT, "user", Kind.HANDOFF_SUMMARY, ("h1",), "handed over"),
         ProjectedMessage(View.COMPACT, "user", Kind.USER_INPUT, ("m1",), "go on"),
@@ -71,26 +73,26 @@ def test_projected_messages_render_and_summaries_are_labelled_as_earlier():
     assert render_transcript(projected, tool_result_chars=10) == "[Earlier summary]: handed over\n\n[User]: go on"
 
 
-def test_plain_text_is_accepted_as_the_transcript():
+def test_plain_text_is_accepted_as_the_transcript() -> None:
     messages = build_summary_messages("  user: hi\nassistant: hello  ")
     assert "<conversation>\nuser: hi\nassistant: hello\n</conversation>" in messages[1]["content"]
 
 
-def test_system_prompt_forbids_continuing_the_task_and_carries_the_template():
+def test_system_prompt_forbids_continuing_the_task_and_carries_the_template() -> None:
     assert "Do not continue the task" in SYSTEM_PROMPT
     assert "do not call tools" in SYSTEM_PROMPT
     for heading in TEMPLATE_HEADINGS:
         assert f"## {heading}" in SYSTEM_PROMPT
 
 
-def test_first_summary_asks_for_a_summary_and_has_no_previous_one():
+def test_first_summary_asks_for_a_summary_and_has_no_previous_one() -> None:
     system, user = build_summary_messages(CHAT)
     assert system == {"role": "system", "content": SYSTEM_PROMPT}
     assert "<previous-summary>" not in user["content"]
     assert user["content"].endswith("Summarise the conversation above in the template.")
 
 
-def test_previous_summary_is_updated_rather_than_restarted():
+def test_previous_summary_is_updated_rather_than_restarted() -> None:
     _, user = build_summary_messages(CHAT, previous_summary="## Goal\nold goal\n")
     content = user["content"]
     assert content.startswith("<previous-summary>\n## Goal\nold goal\n</previous-summary>")
@@ -99,28 +101,28 @@ def test_previous_summary_is_updated_rather_than_restarted():
     assert "the conversation wins" in content
 
 
-def test_caller_instructions_are_appended():
+def test_caller_instructions_are_appended() -> None:
     _, user = build_summary_messages(CHAT, instructions="  Focus on the auth module.  ")
     assert user["content"].endswith("Additional instructions for this summary:\nFocus on the auth module.")
 
 
-def test_thinking_and_analysis_blocks_are_stripped_and_summary_tags_unwrapped():
+def test_thinking_and_analysis_blocks_are_stripped_and_summary_tags_unwrapped() -> None:
     answer = "<think>plan it</think>\n<analysis>long</analysis>\n<summary>\n## Goal\nfix\n</summary>"
     assert clean_summary(answer) == "## Goal\nfix"
 
 
-def test_an_answer_cut_inside_its_thinking_cleans_to_nothing():
+def test_an_answer_cut_inside_its_thinking_cleans_to_nothing() -> None:
     assert clean_summary("<think>still thinking about") == ""
 
 
-def test_template_headings_are_recognised_in_common_markdown_forms():
+def test_template_headings_are_recognised_in_common_markdown_forms() -> None:
     assert has_template_heading("## Goal\nfix")
     assert has_template_heading("**Next steps:**\n- run tests")
     assert has_template_heading("# relevant files\n- a.ts")
     assert not has_template_heading("Sure! I will now edit src/auth.ts to fix the bug.")
 
 
-def test_denied_and_content_outputs_render_as_words_not_json():
+def test_denied_and_content_outputs_render_as_words_not_json() -> None:
     results = [
         {
             "role": "tool",

@@ -10,6 +10,7 @@ from app.importers.imported import ImportResult
 from app.importers.registry import FORMATS, UnknownFormat, parse_import
 from tests.importers import checks
 from tests.importers.samples import SAMPLES
+from tests.providers.ai_sdk_preflight import Preflight
 
 LINE_FORMATS = ("claude-code", "pi")
 
@@ -38,7 +39,7 @@ def test_every_view_projects_and_the_transcript_lists_the_messages_in_order(form
     checks.assert_views_hold(imported(format).sessions[0])
 
 
-def test_the_chat_payload_of_every_sample_passes_every_providers_checks(ai_sdk_preflight: Any) -> None:
+def test_the_chat_payload_of_every_sample_passes_every_providers_checks(ai_sdk_preflight: Preflight) -> None:
     run = checks.PayloadRun()
     for format in FORMATS:
         checks.check_payloads(imported(format).sessions[0], run)

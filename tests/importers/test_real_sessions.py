@@ -21,6 +21,7 @@ from app.importers.registry import parse_import
 from app.projections.types import ProjectionContext
 from app.services.turn_splice import count_turn
 from tests.importers import checks
+from tests.providers.ai_sdk_preflight import Preflight
 from tests.services.test_turn_splice import build_turn_or_none, turn_answer, turn_builders
 
 
@@ -180,7 +181,7 @@ def test_the_file_cut_short_gives_a_prefix_of_what_the_whole_file_gives(name: st
                 break
 
 
-def test_every_session_gives_chat_payloads_every_provider_accepts(ai_sdk_preflight: Any) -> None:
+def test_every_session_gives_chat_payloads_every_provider_accepts(ai_sdk_preflight: Preflight) -> None:
     run = checks.PayloadRun()
     for name in EXPECTED:
         checks.check_payloads(_import(name).sessions[0], run)

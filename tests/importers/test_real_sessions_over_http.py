@@ -12,6 +12,7 @@ from app.projections.types import View
 from app.providers.registry import SUPPORTED_PROVIDERS
 from tests.importers import checks
 from tests.importers.test_real_sessions import EXPECTED, FOLDER
+from tests.providers.ai_sdk_preflight import Preflight
 from tests.providers.payload_check import problems
 
 pytestmark = pytest.mark.skipif(FOLDER is None, reason="the real sessions folder is absent")
@@ -35,7 +36,7 @@ async def every_page(client: httpx.AsyncClient, path: str, **params: Any) -> tup
 
 @pytest.mark.parametrize("name", EXPECTED)
 async def test_a_real_session_imported_over_http_serves_every_view_and_payload(
-    client: httpx.AsyncClient, name: str, ai_sdk_preflight: Any
+    client: httpx.AsyncClient, name: str, ai_sdk_preflight: Preflight
 ) -> None:
     assert FOLDER is not None
     path = FOLDER / name

@@ -1,7 +1,12 @@
 """The live history (the messages from the newest complete compaction on), laid out as the model view sends
 it, and the seq the store reads from so that it reads only what the model view needs."""
 
-from app.projections.live_history import live_history, live_history_start_seq, newest_complete_compaction
+from app.projections.live_history import (
+    LiveHistory,
+    live_history,
+    live_history_start_seq,
+    newest_complete_compaction,
+)
 from tests import builders as b
 from tests.context.histories import assistant, boundary, call, history, result, summary, user
 
@@ -38,41 +43,41 @@ def test_summary_of_a_missing_boundary_completes_nothing() -> None:
     assert newest_complete_compaction(b.engine(b.summary("b1", "S"))) is None
 
 
-def ids(live):
+def ids(live: LiveHistory) -> list[str]:
     return [m.id for m in live.messages]
 
 
-def test_without_compaction_the_live_history_is_the_whole_history():
+def test_without_compaction_the_live_history_is_the_whole_history() -> None:
     live = live_history(history(user("a"), assistant("b")))
     assert live.compaction is None
     assert ids(live) == ["m1", "m2"]
 
 
-def test_summary_comes_first_then_the_messages_after_the_boundary():
+def test_summary_comes_first_then_the_messages_after_the_boundary() -> None:
     messages = history(user("a"), assistant("b"), boundary("b1"), summary("b1", id="s1"), user("c"))
     assert ids(live_history(messages)) == ["s1", "m5"]
 
 
-def test_kept_tail_named_by_compact_through_is_sent_after_the_summary():
+def test_kept_tail_named_by_compact_through_is_sent_after_the_summary() -> None:
     messages = history(
         user("a"), assistant("b"), user("c"), assistant("d"), boundary("b1", through="m2"), summary("b1", id="s1")
     )
     assert ids(live_history(messages)) == ["s1", "m3", "m4"]
 
 
-def test_boundary_without_a_summary_is_ignored():
+def test_boundary_without_a_summary_is_ignored() -> None:
     messages = history(user("a"), boundary("b1"), user("c"))
     live = live_history(messages)
     assert live.compaction is None
     assert ids(live) == ["m1", "m3"]
 
 
-def test_boundary_with_a_whitespace_summary_is_incomplete():
+def test_boundary_with_a_whitespace_summary_is_incomplete() -> None:
     messages = history(user("a"), boundary("b1"), summary("b1", "  \n"), user("c"))
     assert live_history(messages).compaction is None
 
 
-def test_newest_complete_boundary_wins_and_older_summaries_are_left_out():
+def test_newest_complete_boundary_wins_and_older_summaries_are_left_out() -> None:
     messages = history(
         user("a"),
         boundary("b1"),
@@ -88,33 +93,33 @@ def test_newest_complete_boundary_wins_and_older_summaries_are_left_out():
     assert ids(live) == ["s2", "m5", "m8"]
 
 
-def test_incomplete_newer_boundary_falls_back_to_the_older_complete_one():
+def test_incomplete_newer_boundary_falls_back_to_the_older_complete_one() -> None:
     messages = history(user("a"), boundary("b1"), summary("b1", id="s1"), user("c"), boundary("b2"), user("d"))
     assert ids(live_history(messages)) == ["s1", "m4", "m6"]
 
 
-def test_store_slice_starting_after_the_through_message_keeps_the_tail():
+def test_store_slice_starting_after_the_through_message_keeps_the_tail() -> None:
     whole = history(
         user("a"), assistant("b"), user("c"), assistant("d"), boundary("b1", through="m2"), summary("b1", id="s1")
     )
     assert ids(live_history(whole[2:])) == ["s1", "m3", "m4"]
 
 
-def test_orphan_and_older_summaries_are_never_in_the_live_history():
+def test_orphan_and_older_summaries_are_never_in_the_live_history() -> None:
     messages = history(user("a"), summary("gone", id="s0"), assistant("b"))
     assert ids(live_history(messages)) == ["m1", "m3"]
 
 
-def test_a_message_given_twice_counts_once():
+def test_a_message_given_twice_counts_once() -> None:
     messages = history(user("a"), boundary("b1"), summary("b1", id="s1"), user("c"))
     assert ids(live_history([*messages, messages[2]])) == ["s1", "m4"]
 
 
-def test_compact_through_naming_a_later_message_is_ignored():
+def test_compact_through_naming_a_later_message_is_ignored() -> None:
     messages = history(user("a"), boundary("b1", through="m4"), summary("b1", id="s1"), user("c"))
     assert ids(live_history(messages)) == ["s1", "m4"]
 
 
-def test_live_history_is_the_same_whatever_order_the_messages_come_in():
+def test_live_history_is_the_same_whatever_order_the_messages_come_in() -> None:
     messages = history(call("c1"), result("c1"), boundary("b1", through="m1"), summary("b1", id="s1"))
     assert ids(live_history(list(reversed(messages)))) == ["s1", "m2"]

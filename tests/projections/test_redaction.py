@@ -200,13 +200,15 @@ def one_alternation(text: str) -> str:
         secret = GROUPED.groupindex.get(f"s{rule}")
         if secret is None:
             return f"[REDACTED:{RULES[rule].label}]"
-        whole, offset = match.group(0), match.start(0)
+        whole: str = match.group(0)
+        offset: int = match.start(0)
         value = match.group(secret)
         shape = GROUPED.fullmatch(value)
         masked = f"[REDACTED:{label(shape) if shape is not None else RULES[rule].label}]"
         return whole[: match.start(secret) - offset] + masked + whole[match.end(secret) - offset :]
 
-    return GROUPED.sub(mask, text)
+    redacted: str = GROUPED.sub(mask, text)
+    return redacted
 
 
 PIECES = sorted(

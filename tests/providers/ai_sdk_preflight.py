@@ -7,6 +7,7 @@ Node or npm fails the tests that need it with a message saying so: the ai-sdk ta
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,9 @@ import pytest
 
 TOOLS = Path(__file__).resolve().parents[2] / "tools"
 SCRIPT = "check-ai-sdk.mjs"
+
+Preflight = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+"""``preflight``, as the ``ai_sdk_preflight`` fixture hands it to a test."""
 
 
 def ensure_installed() -> None:

@@ -1,12 +1,9 @@
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 
-from tests.providers.ai_sdk_preflight import ensure_installed, preflight
+from tests.providers.ai_sdk_preflight import Preflight, ensure_installed, preflight
 
 
 @pytest.fixture(scope="session")
-def ai_sdk_preflight() -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+def ai_sdk_preflight() -> Preflight:
     ensure_installed()
     return preflight

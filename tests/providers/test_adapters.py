@@ -68,7 +68,7 @@ def test_anthropic_url_image_uses_a_url_source() -> None:
     url = "https://example.com/cat.jpg"
     block = payload("anthropic", user([text_part("see"), image_part(url, media_type=None)]))["messages"][0]["content"][
         1
-    ]  # type: ignore[arg-type]
+    ]
     assert block == {"type": "image", "source": {"type": "url", "url": url}}
 
 

@@ -1,12 +1,20 @@
 """The ChatMessage part types (read by the type checker) and the part tables (read at run time) agree: both
 describe the stored part shapes, so a part type added to one and not the other fails here."""
 
-from typing import get_args, get_type_hints
+from typing import Protocol, get_args, get_type_hints
 
 from app.providers import chat_message
 from app.providers.chat_message import PART_KEYS, REQUIRED_STRINGS, ROLE_PARTS
 
-PART_TYPES = {
+
+class _PartType(Protocol):
+    """A ChatMessage part type (a TypedDict class), as these tests read it."""
+
+    @property
+    def __required_keys__(self) -> frozenset[str]: ...
+
+
+PART_TYPES: set[_PartType] = {
     chat_message.TextPart,
     chat_message.ImagePart,
     chat_message.FilePart,
@@ -18,7 +26,7 @@ PART_TYPES = {
 }
 
 
-def _type_of(part: type) -> str:
+def _type_of(part: _PartType) -> str:
     (literal,) = get_args(get_type_hints(part)["type"])
     return str(literal)
 

@@ -23,7 +23,7 @@ from tests.providers.projected import raw
 def settled(*messages: Any) -> tuple[list[dict[str, Any]], list[str]]:
     chat, _ = to_chat_messages(raw(*messages))
     result, repairs = settle(chat)
-    return result.messages, [repair.rule for repair in repairs]  # type: ignore[return-value]
+    return result.messages, [repair.rule for repair in repairs]
 
 
 def test_interrupted_call_gets_an_error_result_right_after_it() -> None:

@@ -1,7 +1,9 @@
+from typing import Any
+
 import orjson
 import pytest
 
-from app.projections.types import Diagnostics, Projection, View
+from app.projections.types import Diagnostics, ProjectedMessage, Projection, View
 from app.providers.chat_request import build_chat_request
 from app.providers.errors import InvalidMutation, MutationTargetNotFound
 from app.providers.mutations import MUTATION_NOTE, apply_mutations, parse_mutations
@@ -11,7 +13,7 @@ from tests.providers.projected import raw
 HISTORY = raw(user("first", id="u1"), assistant("reply", id="a1"), user("second", id="u2"))
 
 
-def apply(*mutations: dict) -> tuple[list, list[str]]:
+def apply(*mutations: dict[str, Any]) -> tuple[list[ProjectedMessage], list[str]]:
     messages, notes, _ = apply_mutations(HISTORY, parse_mutations(list(mutations)))
     return messages, notes
 
@@ -104,7 +106,7 @@ def test_append_to_a_role_that_is_absent_is_a_clear_error() -> None:
         ({"op": "append", "messageId": "m1", "parts": [text_part("x")]}, "mutations[0].messageId"),
     ],
 )
-def test_malformed_mutation_names_its_field(mutation: dict, field: str) -> None:
+def test_malformed_mutation_names_its_field(mutation: dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidMutation) as raised:
         parse_mutations([mutation])
     assert raised.value.extensions["field"] == field
@@ -118,7 +120,7 @@ def test_malformed_mutation_names_its_field(mutation: dict, field: str) -> None:
         ({"type": "text", "text": "x", "tags": []}, "a text part does not take tags"),
     ],
 )
-def test_a_mutation_part_is_checked_against_the_stored_part_shapes(part: dict, detail: str) -> None:
+def test_a_mutation_part_is_checked_against_the_stored_part_shapes(part: dict[str, Any], detail: str) -> None:
     with pytest.raises(InvalidMutation) as raised:
         parse_mutations([{"op": "append", "role": "system", "parts": [part]}])
     assert raised.value.detail == detail

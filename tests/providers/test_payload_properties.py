@@ -25,6 +25,7 @@ from app.providers.chat_request import build_chat_request
 from app.providers.errors import PrefillRefused
 from app.providers.registry import SUPPORTED_PROVIDERS
 from app.providers.request_settings import EFFORTS, OutputFormat, RequestSettings, parse_variant
+from tests.providers.ai_sdk_preflight import Preflight
 from tests.providers.payload_check import problems
 from tests.providers.projected import from_engine
 from tests.strategies import RUN_MODELS, histories
@@ -191,9 +192,9 @@ def _every_provider_accepts(
     assert projected == before, "building payloads must never change the projected messages"
 
 
-def test_random_histories_give_payloads_every_provider_accepts(ai_sdk_preflight: Any) -> None:
+def test_random_histories_give_payloads_every_provider_accepts(ai_sdk_preflight: Preflight) -> None:
     collected: list[dict[str, Any]] = []
-    _every_provider_accepts(collected=collected)  # type: ignore[call-arg]
+    _every_provider_accepts(collected=collected)
     results = ai_sdk_preflight(collected)
     rejected = [(payload, result) for payload, result in zip(collected, results, strict=True) if not result["ok"]]
     assert rejected == [], rejected[:3]
@@ -231,10 +232,10 @@ def _model_view_payloads_pass(
             collected.append(payload)
 
 
-def test_model_view_of_random_histories_gives_payloads_every_provider_accepts(ai_sdk_preflight: Any) -> None:
+def test_model_view_of_random_histories_gives_payloads_every_provider_accepts(ai_sdk_preflight: Preflight) -> None:
     """The path POST /chat takes: promote, project the model view for the target, serialize, adapt."""
     collected: list[dict[str, Any]] = []
-    _model_view_payloads_pass(collected=collected)  # type: ignore[call-arg]
+    _model_view_payloads_pass(collected=collected)
     results = ai_sdk_preflight(collected)
     rejected = [(payload, result) for payload, result in zip(collected, results, strict=True) if not result["ok"]]
     assert rejected == [], rejected[:3]

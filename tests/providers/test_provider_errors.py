@@ -24,6 +24,7 @@ from tests.builders import (
     tool_results,
     user,
 )
+from tests.providers.ai_sdk_preflight import Preflight
 from tests.providers.payload_check import problems
 from tests.providers.projected import raw
 
@@ -58,11 +59,14 @@ def claude(*messages: dict[str, Any], **extra: Any) -> dict[str, Any]:
 
 
 ASK = {"role": "user", "content": "go"}
-CALL = {
+CALL: dict[str, Any] = {
     "role": "assistant",
     "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "Read", "arguments": "{}"}}],
 }
-USE = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}]}
+USE: dict[str, Any] = {
+    "role": "assistant",
+    "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}],
+}
 
 
 # OpenAI Chat Completions ----------------------------------------------------------------------------------
@@ -508,7 +512,7 @@ def test_gemini_required_oneof_field_data_must_have_one_initialized_field() -> N
 # AI SDK ---------------------------------------------------------------------------------------------------
 
 
-def test_ai_sdk_the_messages_do_not_match_the_model_message_schema(ai_sdk_preflight: Any) -> None:
+def test_ai_sdk_the_messages_do_not_match_the_model_message_schema(ai_sdk_preflight: Preflight) -> None:
     v4_shape = {
         "model": "m",
         "messages": [
@@ -527,7 +531,7 @@ def test_ai_sdk_the_messages_do_not_match_the_model_message_schema(ai_sdk_prefli
     assert good == {"ok": True}
 
 
-def test_ai_sdk_missing_tool_results_error(ai_sdk_preflight: Any) -> None:
+def test_ai_sdk_missing_tool_results_error(ai_sdk_preflight: Preflight) -> None:
     orphan_call = {
         "model": "m",
         "messages": [
@@ -540,7 +544,7 @@ def test_ai_sdk_missing_tool_results_error(ai_sdk_preflight: Any) -> None:
     assert good == {"ok": True}
 
 
-def test_ai_sdk_messages_must_not_be_empty(ai_sdk_preflight: Any) -> None:
+def test_ai_sdk_messages_must_not_be_empty(ai_sdk_preflight: Preflight) -> None:
     payload = accepted("ai-sdk", system("only instructions"))
     bad, good = ai_sdk_preflight([{"model": "m", "messages": []}, payload])
     assert "messages must not be empty" in bad["message"]

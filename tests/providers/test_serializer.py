@@ -3,13 +3,13 @@ from typing import Any
 
 from app.engine.kinds import Kind
 from app.engine.persisted import PersistedMessage
-from app.projections.types import ProjectedMessage
+from app.projections.types import ProjectedMessage, Repair
 from app.providers.serializer import to_chat_messages
 from tests.builders import assistant, image_part, runtime, system, text_part, tool_call, tool_result, user
 from tests.providers.projected import raw
 
 
-def rules(repairs: list) -> list[str]:
+def rules(repairs: list[Repair]) -> list[str]:
     return [repair.rule for repair in repairs]
 
 
@@ -76,9 +76,13 @@ def test_a_marked_message_is_cleaned_for_the_target_and_each_change_reported_nam
 
 
 def test_every_string_of_a_marked_message_is_cleaned_keys_and_tool_inputs_included() -> None:
-    [marked] = raw(tool_call("c1", "Read", **{"pa\x00th": "src/\udc00.ts"}))
+    [marked] = raw(tool_call("c1", "Read", {"pa\x00th": "src/\udc00.ts"}))
     messages, _ = to_chat_messages([marked], remove_nul=True)
-    assert messages[0]["content"][0]["input"] == {"path": "src/\ufffd.ts"}
+    content = messages[0]["content"]
+    assert isinstance(content, list)
+    call = content[0]
+    assert call["type"] == "tool-call"
+    assert call["input"] == {"path": "src/\ufffd.ts"}
 
 
 def test_an_unmarked_message_is_never_looked_at() -> None:

@@ -29,6 +29,7 @@ async def test_content_and_metadata_read_back_exactly_on_every_read_path(
         row = await repository.get("s1", "m1")
         page, _ = await repository.page("s1", limit=5, after_seq=None, before_seq=None, backwards=True)
         core = (await connection.execute(select(messages.c.content, messages.c.metadata))).one()
+    assert row is not None
     assert window.content == row.content == page[0].content == core.content == CONTENT
     assert window.metadata == row.metadata == page[0].metadata == core.metadata == METADATA
 

@@ -2,6 +2,7 @@
 carry a populated database across without loss."""
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
@@ -22,7 +23,7 @@ from tests.database import as_served, create_database, drop_database, plain_dsn
 
 
 @pytest.fixture
-async def empty_database(database_server: str, database_url: str) -> str:
+async def empty_database(database_server: str, database_url: str) -> AsyncIterator[str]:
     url = await create_database(database_server)
     yield as_served(url)
     await drop_database(database_server, url)
@@ -234,10 +235,10 @@ async def test_migrating_a_populated_database_from_0007_fills_in_each_sessions_l
                     orjson.dumps(meta).decode(),
                 )
         await asyncio.to_thread(migrations.upgrade, empty_database)
-        rows = await connection.fetch(
+        sessions = await connection.fetch(
             "SELECT id, compaction_boundary_seq, compaction_summary_seq, live_history_start_seq FROM sessions"
             " ORDER BY id"
         )
     finally:
         await connection.close()
-    assert [tuple(row) for row in rows] == [("compacted", 7, 8, 4), ("plain", None, None, None)]
+    assert [tuple(row) for row in sessions] == [("compacted", 7, 8, 4), ("plain", None, None, None)]

@@ -9,7 +9,15 @@ from sqlalchemy import text
 from app.api.auth import DEFAULT_TENANT
 from app.engine.promotion import promote
 from app.store.messages import MessageRepository, to_persisted
+from app.store.records import MessageRecord
 from tests.api.wire import append, boundary, new_session, summary, tool_call, tool_result, user
+
+
+async def stored(repository: MessageRepository, message_id: str) -> MessageRecord:
+    """The row of a message of session s1, read by its id."""
+    record = await repository.get("s1", message_id)
+    assert record is not None, message_id
+    return record
 
 
 async def window_ids(app: FastAPI, session_id: str = "s1") -> list[str]:
@@ -74,7 +82,7 @@ async def test_window_messages_are_the_stored_rows_promoted_field_for_field(
     async with app.state.database.reading() as connection:
         repository = MessageRepository(connection, DEFAULT_TENANT)
         window = await repository.live_history("s1")
-        by_name = [promote(to_persisted(await repository.get("s1", message.id) or {})) for message in window]
+        by_name = [promote(to_persisted(await stored(repository, message.id))) for message in window]
         sizes = dict(
             (
                 await connection.execute(

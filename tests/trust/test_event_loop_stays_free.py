@@ -4,6 +4,7 @@ request's budget before they are validated, which is what multiplies its memory.
 
 import asyncio
 import threading
+from collections.abc import AsyncIterator, Awaitable, Coroutine
 from typing import Any
 
 import httpx
@@ -27,24 +28,24 @@ def many_parts(messages: int, parts: int, *, last_role: str = "user") -> dict[st
 
 
 @pytest.fixture
-async def app(trust_app: AppFactory) -> Any:
+async def app(trust_app: AppFactory) -> AsyncIterator[FastAPI]:
     async with trust_app() as application:
         yield application
 
 
 @pytest.fixture
-async def client(app: FastAPI) -> Any:
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     async with http_client(app) as c:
         assert (await c.post("/sessions", json={"id": "s1"})).status_code == 201
         yield c
 
 
-async def finishing_order(*requests: Any) -> list[int]:
+async def finishing_order(*requests: Awaitable[httpx.Response]) -> list[int]:
     """Indexes of the requests in the order their answers arrived (each started after the one before it
     had its first chance to run)."""
     order: list[int] = []
 
-    async def timed(index: int, request: Any) -> httpx.Response:
+    async def timed(index: int, request: Awaitable[httpx.Response]) -> httpx.Response:
         response = await request
         order.append(index)
         return response
@@ -160,7 +161,7 @@ async def test_a_large_chat_or_context_report_is_built_in_a_worker_thread_within
         assert (await c.post("/sessions", json={"id": "s1"})).status_code == 201
         assert (await c.post("/sessions/s1/messages", json=many_parts(3, 1000))).status_code == 201
 
-        def build(session_id: str) -> Any:
+        def build(session_id: str) -> Coroutine[Any, Any, httpx.Response]:
             if route == "chat":
                 return c.post("/chat", json={"sessionId": session_id, "provider": "openai", "model": "gpt-5"})
             return c.get(f"/sessions/{session_id}/context", params={"model": "gpt-5", "provider": "openai"})

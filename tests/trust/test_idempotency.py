@@ -207,7 +207,7 @@ async def test_a_body_over_the_limit_with_a_key_is_413_and_not_kept(trust_app: A
         await client.post("/sessions", json={"id": "s1"})
         payload = orjson.dumps({"messages": [user("x" * 4096)]})
 
-        async def chunks():  # no Content-Length: the limit must count what arrives
+        async def chunks() -> AsyncIterator[bytes]:  # no Content-Length: the limit must count what arrives
             for start in range(0, len(payload), 512):
                 yield payload[start : start + 512]
 

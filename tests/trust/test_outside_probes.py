@@ -3,6 +3,7 @@ address, NaN and Infinity, and an API document that says less than the service e
 4xx problem naming the field, never a 500 and never a value quietly stored."""
 
 import base64
+from collections.abc import AsyncIterator
 from typing import Any, get_args
 
 import httpx
@@ -23,7 +24,7 @@ def forged(payload: dict[str, Any]) -> str:
 
 
 @pytest.fixture
-async def client(trust_app: AppFactory) -> Any:
+async def client(trust_app: AppFactory) -> AsyncIterator[httpx.AsyncClient]:
     async with trust_app() as application, http_client(application) as c:
         assert (await c.post("/sessions", json={"id": "s1"})).status_code == 201
         assert (await c.post("/sessions/s1/messages", json={"messages": [user("hi", id="m1")]})).status_code == 201

@@ -4,6 +4,7 @@ cursor leading on; a single message larger than the budget still comes alone), l
 a stream of pieces, and building a view has a time budget past which it answers 503."""
 
 import asyncio
+from collections.abc import AsyncIterator
 from itertools import chain
 from typing import Any
 
@@ -18,7 +19,7 @@ TEXT = 3_000
 
 
 @pytest.fixture
-async def client(trust_app: AppFactory) -> Any:
+async def client(trust_app: AppFactory) -> AsyncIterator[httpx.AsyncClient]:
     async with trust_app(max_response_bytes=10_000, max_response_parts=8) as application, http_client(application) as c:
         assert (await c.post("/sessions", json={"id": "s1"})).status_code == 201
         batch = [user(f"{index}" + "x" * TEXT, id=f"m{index}") for index in range(10)]
@@ -121,7 +122,9 @@ async def test_a_page_of_runs_is_cut_by_their_stored_bytes(client: httpx.AsyncCl
     for index in range(5):
         created = await client.post("/sessions/s1/runs", json={"id": f"r{index}", "system": "s" * 4_000})
         assert created.status_code == 201
-    sizes, ids, cursor = [], [], {}
+    sizes: list[int] = []
+    ids: list[str] = []
+    cursor: dict[str, str] = {}
     while True:
         page = (await client.get("/sessions/s1/runs", params={"limit": 10, **cursor})).json()
         sizes.append(len(page["runs"]))

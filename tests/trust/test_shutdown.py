@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 async def wait_healthy(base_url: str, process: subprocess.Popen[bytes]) -> None:

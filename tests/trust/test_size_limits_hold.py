@@ -2,7 +2,7 @@
 the write stays within them, so no series of small writes grows a row past what one write may store. A
 refusal is 413 naming the field, and nothing is written."""
 
-from typing import Any
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -21,7 +21,7 @@ def refused(response: httpx.Response, field: str) -> None:
 
 
 @pytest.fixture
-async def roomy(trust_app: AppFactory) -> Any:
+async def roomy(trust_app: AppFactory) -> AsyncIterator[httpx.AsyncClient]:
     """Metadata may be as large as a message, so only the message limit bites."""
     async with trust_app(max_metadata_bytes=16 * MIB) as application, http_client(application) as c:
         assert (await c.post("/sessions", json={"id": "s1"})).status_code == 201
@@ -30,7 +30,7 @@ async def roomy(trust_app: AppFactory) -> Any:
 
 
 @pytest.fixture
-async def small(trust_app: AppFactory) -> Any:
+async def small(trust_app: AppFactory) -> AsyncIterator[httpx.AsyncClient]:
     async with trust_app(max_metadata_bytes=1000, max_message_bytes=4000) as application, http_client(application) as c:
         assert (await c.post("/sessions", json={"id": "s1"})).status_code == 201
         assert (await c.post("/sessions/s1/messages", json={"messages": [user("hi", id="m1")]})).status_code == 201

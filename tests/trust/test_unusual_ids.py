@@ -1,7 +1,7 @@
 """Session ids are any printable text, and every answer about such a session stays a valid HTTP answer: the
 ETag (a header, which carries Latin-1 only and must not hold a bare ``"``) never holds the id as given."""
 
-from typing import Any
+from collections.abc import AsyncIterator
 from urllib.parse import quote
 
 import httpx
@@ -15,7 +15,7 @@ UNUSUAL_IDS = ["日本語", "🦀 crab", "a\u202eb", "zero\u200bwidth", 'say "hi
 
 
 @pytest.fixture
-async def client(trust_app: AppFactory) -> Any:
+async def client(trust_app: AppFactory) -> AsyncIterator[httpx.AsyncClient]:
     async with trust_app() as application, http_client(application) as c:
         yield c
 
