@@ -1,8 +1,9 @@
 """The window client against a real HTTP server on a loopback port: every failure falls through."""
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
-from typing import TypedDict, Unpack
+import dataclasses
+from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -17,17 +18,6 @@ TINY = Timeouts(connect_seconds=0.2, read_seconds=0.05, total_seconds=0.1)
 ROOMY = Timeouts(connect_seconds=5.0, read_seconds=5.0, total_seconds=10.0)
 
 
-class WindowOverrides(TypedDict, total=False):
-    """The fields of ``WindowConfig``, each optional: what a test may override."""
-
-    servers_by_model: Mapping[str, ModelServer]
-    servers_by_provider: Mapping[str, ModelServer]
-    context_window_tokens: Mapping[str, int]
-    ttl_seconds: float
-    failure_ttl_seconds: float
-    timeouts: Timeouts
-
-
 class Clock:
     def __init__(self) -> None:
         self.now = 1_000.0
@@ -36,16 +26,16 @@ class Clock:
         return self.now
 
 
-def config(base_url: str, **overrides: Unpack[WindowOverrides]) -> WindowConfig:
-    values: WindowOverrides = {
-        "servers_by_provider": {"vllm": ModelServer(base_url)},
-        "context_window_tokens": {"qwen-coder": 16_000},
-        "ttl_seconds": 60.0,
-        "failure_ttl_seconds": 10.0,
-        "timeouts": ROOMY,
-    }
-    values.update(overrides)
-    return WindowConfig(**values)
+def config(base_url: str, **overrides: Any) -> WindowConfig:
+    """The tests' configuration with ``overrides`` (``WindowConfig`` fields) replacing its values."""
+    tested = WindowConfig(
+        servers_by_provider={"vllm": ModelServer(base_url)},
+        context_window_tokens={"qwen-coder": 16_000},
+        ttl_seconds=60.0,
+        failure_ttl_seconds=10.0,
+        timeouts=ROOMY,
+    )
+    return dataclasses.replace(tested, **overrides)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """The summariser client over real HTTP: a usable summary, or a specific error and nothing else."""
 
+import dataclasses
 from collections.abc import AsyncIterator
-from typing import TypedDict, Unpack
+from typing import Any
 
 import pytest
 
@@ -18,22 +19,11 @@ GOOD = "## Goal\nFix login.\n\n## Next steps\n- run the tests"
 CHAT = [{"role": "user", "content": "Why does login fail?"}]
 
 
-class SummarizerOverrides(TypedDict, total=False):
-    """The fields of ``SummarizerConfig``, each optional: what a test may override."""
-
-    server: ModelServer
-    model: str
-    max_output_tokens: int
-    temperature: float
-    tool_result_chars: int
-    require_template_headings: bool
-    timeouts: Timeouts
-
-
-def summarizer_for(base_url: str, **overrides: Unpack[SummarizerOverrides]) -> Summarizer:
-    values: SummarizerOverrides = {"server": ModelServer(base_url, "sk-sum"), "model": "qwen-coder", "timeouts": ROOMY}
-    values.update(overrides)
-    return Summarizer(SummarizerConfig(**values))
+def summarizer_for(base_url: str, **overrides: Any) -> Summarizer:
+    """A summariser of the tests' configuration with ``overrides`` (``SummarizerConfig`` fields) replacing its
+    values."""
+    tested = SummarizerConfig(server=ModelServer(base_url, "sk-sum"), model="qwen-coder", timeouts=ROOMY)
+    return Summarizer(dataclasses.replace(tested, **overrides))
 
 
 @pytest.fixture
