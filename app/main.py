@@ -67,7 +67,7 @@ def tune_garbage_collection() -> None:
     (at 10,000, a process serving many long sessions spent about a fifth of each cold ``/chat`` walking them
     in its older generations). A collection that does run walks more at once: one longer pause instead of
     many short ones. What exists at start-up (modules, routes, settings) lives as long as the process, so it
-    is frozen out of every collection. The README's performance section has the figures and the command."""
+    is frozen out of every collection. `docs/performance.md` has the figures and `python -m bench.gc_tuning`."""
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
 
