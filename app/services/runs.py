@@ -9,7 +9,7 @@ from app.errors import Conflict, NotFound
 from app.services.size_limits import check_merged_metadata, check_row_fields
 from app.settings import Settings
 from app.store.database import Database
-from app.store.messages import PageBudget
+from app.store.messages import MessageRepository, PageBudget
 from app.store.metadata import merged_in_python
 from app.store.records import RunRecord
 from app.store.runs import RunRepository
@@ -33,7 +33,7 @@ async def create_run(
     refuse_unaddressable(run_id, "id")
     check_row_fields(run_settings, settings)
     async with database.transaction() as connection:
-        if await SessionRepository(connection, tenant_id).get(session_id) is None:
+        if await MessageRepository(connection, tenant_id).lock_session(session_id) is None:
             raise NotFound(f"session '{session_id}' does not exist")
         row = await RunRepository(connection, tenant_id).create(session_id, run_id, run_settings)
     if row is None:

@@ -6,7 +6,8 @@ whole window again is most of a turn's cost on a long session. A kept window is 
 the stored history changed by pure appends since it was read, which the session row says by construction:
 
 - ``revision - last_seq`` (the *rewrites*): ``revision`` counts one per message appended and one per
-  amendment, prune or new run, so the difference is unchanged by appends and grows with every other change.
+  amendment, prune or new run that a message already names (``RunRepository.create``), so the difference is
+  unchanged by appends and grows with every other change.
 - the live history's start (its boundary, summary and first seq on the session row): a compaction moves it.
 - the session's ``created_at``: a session deleted and created again under the same id starts anew.
 - ``last_seq`` not below the kept one (a replica behind the kept read is a miss, not a rewind).

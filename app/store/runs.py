@@ -12,11 +12,17 @@ from app.store.messages import PageBudget
 from app.store.metadata import merged_metadata
 from app.store.records import RunRecord, core_columns
 from app.store.replicas import driver
-from app.store.tables import runs, sessions
+from app.store.tables import runs
 
 RUN_COLUMNS = core_columns(runs, RunRecord._fields)
 _MODELS_SQL = "SELECT id, model FROM runs WHERE tenant_id = $1 AND session_id = $2 AND model IS NOT NULL"
 """A hand-written hot read (every ``/chat`` makes it), in the snapshot ``Database.reading`` began."""
+_COUNT_IF_NAMED_SQL = (
+    "UPDATE sessions SET revision = revision + 1 WHERE tenant_id = $1 AND id = $2"
+    " AND EXISTS (SELECT 1 FROM messages WHERE tenant_id = $1 AND session_id = $2 AND run_id = $3)"
+)
+"""A new run counts as a change of the session when a message names it already: one index probe (the messages
+that name a run are indexed by session and run), whatever the session's length."""
 
 
 class RunRepository:
@@ -28,9 +34,15 @@ class RunRepository:
         return runs.c.tenant_id == self._tenant, runs.c.session_id == session_id, runs.c.id == run_id
 
     async def create(self, session_id: str, run_id: str, settings: dict[str, Any]) -> RunRecord | None:
-        """Returns the new run, or None when the id is taken in this session. A new run counts as a change
-        of the session (its revision): messages may name it before it exists, and its model then decides
-        whose reasoning they hold, so a cached model view must not outlive it."""
+        """Returns the new run, or None when the id is taken in this session. Call it holding the session's
+        append lock (``MessageRepository.lock_session``).
+
+        Messages may name a run before it exists, and its model then decides whose reasoning they hold: when
+        one already does, the new run changes the session's views, and it counts as a change of the session
+        (its revision), so that no kept window or cached view outlives it. A run no message names yet changes
+        no view (the messages that will name it are appends), so it leaves the revision alone and the next
+        ``/chat`` still extends the window it kept: runtimes that create a run a turn keep their reuse. The
+        lock makes the check see every append that committed before it, and holds back those that did not."""
         statement = (
             pg_insert(runs)
             .values(tenant_id=self._tenant, session_id=session_id, id=run_id, **escape_fields(settings))
@@ -40,11 +52,7 @@ class RunRepository:
         row = (await self._db.execute(statement)).first()
         if row is None:
             return None
-        await self._db.execute(
-            update(sessions)
-            .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
-            .values(revision=sessions.c.revision + 1)
-        )
+        await self._db.exec_driver_sql(_COUNT_IF_NAMED_SQL, (self._tenant, session_id, run_id))
         return unescape_record(RunRecord._make(row))
 
     async def get(self, session_id: str, run_id: str, *, lock: bool = False) -> RunRecord | None:

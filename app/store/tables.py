@@ -143,6 +143,15 @@ messages = Table(
     UniqueConstraint("tenant_id", "session_id", "id"),
     ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
     Index("ix_messages_tenant_id_session_id_kind_seq", "tenant_id", "session_id", "kind", "seq"),
+    # Whether a message names a run, asked when the run is created (a run named before it existed changes
+    # the session's views); only messages that name one are indexed.
+    Index(
+        "ix_messages_tenant_id_session_id_run_id",
+        "tenant_id",
+        "session_id",
+        "run_id",
+        postgresql_where=text("run_id IS NOT NULL"),
+    ),
     Index("ix_messages_search_vector", "search_vector", postgresql_using="gin"),
 )
 

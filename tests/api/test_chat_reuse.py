@@ -1,7 +1,8 @@
 """``/chat`` and the context report reuse the window they read a moment ago: the answer is byte for byte the
 fresh build's after any sequence of appends, amendments, prunes, compactions and new runs, for every target;
-a pure append is served from the kept window plus the appended messages (and the pipeline runs on the last
-turn only, spliced after what the previous build kept), anything else reads the window again."""
+a pure append, or a run no message names yet, is served from the kept window plus the appended messages (and
+the pipeline runs on the last turn only, spliced after what the previous build kept), anything else reads the
+window again."""
 
 import itertools
 from typing import Any
@@ -35,12 +36,12 @@ PLACED: set[str] = set()
 window holds, which must never be edited in place."""
 
 turns = st.lists(
-    st.sampled_from(["user", "call", "answered", "answer", "reasoning", "unanswered"]), min_size=1, max_size=4
+    st.sampled_from(["user", "call", "answered", "answer", "reasoning", "early", "unanswered"]), min_size=1, max_size=4
 )
 steps = st.lists(
     st.one_of(
         st.tuples(st.just("append"), turns),
-        st.tuples(st.sampled_from(["amend", "prune", "compact", "run", "noop"]), st.just([])),
+        st.tuples(st.sampled_from(["amend", "prune", "compact", "run", "named-run", "noop"]), st.just([])),
     ),
     min_size=1,
     max_size=6,
@@ -56,6 +57,9 @@ class Session:
         self.count = 0
         self.results: list[str] = []
         self.runs: list[str] = []
+        self.upcoming = self.fresh("run")
+        """A run that messages of kind ``early`` name before it exists (``named-run`` creates it)."""
+        self.upcoming_named = False
 
     def fresh(self, prefix: str) -> str:
         self.count += 1
@@ -64,6 +68,7 @@ class Session:
     def messages(self, kinds: list[str]) -> list[dict[str, Any]]:
         batch: list[dict[str, Any]] = []
         run = {"runId": self.runs[-1]} if self.runs else {}
+        early = {"runId": self.upcoming}
         for kind in kinds:
             call = self.fresh("c")
             if kind == "user":
@@ -75,18 +80,22 @@ class Session:
                     self.results.append(result)
                     batch.append(tool_result(call, "bash", f"out {call} " + "x" * 300, id=result))
             elif kind == "answer":
-                batch.append(
-                    assistant(
-                        f"done {call}", id=self.fresh("d"), provider="anthropic", model=MODELS["anthropic"], **run
-                    )
-                )
+                message = assistant(f"done {call}", id=self.fresh("d"), provider="anthropic", model=MODELS["anthropic"])
+                batch.append({**message, **run})
+            elif kind == "early":
+                # No model of its own: the run it names decides whose reasoning it holds, once that run exists.
+                parts = [{"type": "reasoning", "text": f"early {call}"}, {"type": "text", "text": "then"}]
+                batch.append({**assistant(parts, id=self.fresh("e")), **early})
+                self.upcoming_named = True
             else:
                 parts = [{"type": "reasoning", "text": f"think {call}"}, {"type": "text", "text": "so"}]
-                batch.append(assistant(parts, id=self.fresh("r"), provider="openai", model=MODELS["openai"], **run))
+                message = assistant(parts, id=self.fresh("r"), provider="openai", model=MODELS["openai"])
+                batch.append({**message, **run})
         return batch
 
     async def step(self, action: str, kinds: list[str]) -> bool:
-        """Writes one change; True when it was a pure append."""
+        """Writes one change; True when it changed no view of what was there (an append, a run no message
+        names), so a kept window serves the next build."""
         client, path = self.client, f"/sessions/{self.id}"
         if action == "append":
             response = await append(client, self.id, *self.messages(kinds))
@@ -104,11 +113,20 @@ class Session:
             response = await client.post(f"{path}/compactions", json={"summary": "What came before."})
             assert response.status_code in (201, 409, 422), response.text
         elif action == "run":
-            run_id = self.fresh("run")
-            response = await client.post(f"{path}/runs", json={"id": run_id, "model": f"openai/{MODELS['openai']}"})
-            assert response.status_code == 201, response.text
-            self.runs.append(run_id)
+            await self.create_run(self.fresh("run"))
+            return True
+        elif action == "named-run":
+            named, self.upcoming_named = self.upcoming_named, False
+            await self.create_run(self.upcoming)
+            self.upcoming = self.fresh("run")
+            return not named
         return False
+
+    async def create_run(self, run_id: str) -> None:
+        body = {"id": run_id, "model": f"openai/{MODELS['openai']}"}
+        response = await self.client.post(f"/sessions/{self.id}/runs", json=body)
+        assert response.status_code == 201, response.text
+        self.runs.append(run_id)
 
 
 async def chat_bytes(
@@ -172,10 +190,10 @@ async def test_reused_answers_are_the_fresh_answers_after_any_history_for_every_
         await same_as_fresh(app, session.id, reuse, compacted=compacted)
         for action, kinds in changes:
             hits = reuse.hits
-            appended = await session.step(action, kinds)
+            kept = await session.step(action, kinds)
             await same_as_fresh(app, session.id, reuse, compacted=compacted)
-            if appended:
-                # Every reused build after a pure append extended the kept window.
+            if kept:
+                # Every reused build after a pure append (or a run no message names) extended the kept window.
                 assert reuse.hits == hits + len(SUPPORTED_PROVIDERS) + 1
     assert "history" in PLACED
 
@@ -206,6 +224,29 @@ async def test_an_amendment_after_a_kept_window_reads_the_window_again(client: h
     assert reuse.misses == misses + 1
     assert b"Old tool result content cleared" in reused
     assert reused == await chat_bytes(app, session.id, "anthropic", None)
+
+
+async def test_a_run_a_turn_keeps_the_window_and_a_run_named_before_it_existed_reads_it_again(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    """A runtime that creates a run each turn is still served from its kept window; a run that messages
+    named before it existed decides whose reasoning they hold, so its creation reads the window again."""
+    reuse = WindowReuse(64 * 1024 * 1024)
+    session = Session(client, await new_session(client))
+    await session.step("append", ["user", "early", "answered"])
+    await chat_bytes(app, session.id, "openai-responses", reuse)
+    hits = reuse.hits
+    assert await session.step("run", [])
+    await chat_bytes(app, session.id, "openai-responses", reuse)
+    assert reuse.hits == hits + 1
+    before = await chat_bytes(app, session.id, "openai-responses", None)
+    assert not await session.step("named-run", [])
+    misses = reuse.misses
+    reused = await chat_bytes(app, session.id, "openai-responses", reuse)
+    assert reuse.misses == misses + 1
+    assert reused == await chat_bytes(app, session.id, "openai-responses", None)
+    unknown = b"reasoning dropped: produced by an unknown model"
+    assert unknown in before and unknown not in reused
 
 
 async def test_a_session_created_again_under_its_id_is_not_served_the_old_window(

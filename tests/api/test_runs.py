@@ -1,8 +1,12 @@
 """Runs: a turn's request settings, amended with usage and result when it ends."""
 
+import asyncio
+
+import asyncpg
 import httpx
 
 from tests.api.wire import new_session
+from tests.database import plain_dsn
 
 
 async def test_a_run_keeps_its_request_settings(client: httpx.AsyncClient) -> None:
@@ -93,3 +97,24 @@ async def test_a_sessions_runs_are_listed_with_cursors_like_its_messages(client:
     assert (await client.get("/sessions/nope/runs")).status_code == 404
     empty = (await client.get("/sessions/s1/runs", params={"after": rest["nextCursor"]})).json()
     assert (empty["runs"], empty["nextCursor"], empty["hasMore"]) == ([], rest["nextCursor"], False)
+
+
+async def test_a_run_is_created_under_the_sessions_append_lock(
+    client: httpx.AsyncClient, direct_database_url: str
+) -> None:
+    """Whether a new run changes the session's views depends on whether a message names it already: the check
+    must see every append that committed first and hold back every append that did not, so it waits for the
+    lock appends take."""
+    await new_session(client)
+    blocker = await asyncpg.connect(plain_dsn(direct_database_url))
+    try:
+        async with blocker.transaction():
+            # What an append in flight holds: its update of the session row (which a run's foreign key check
+            # alone does not wait for).
+            await blocker.execute("UPDATE sessions SET last_seq = last_seq WHERE id = 's1'")
+            creating = asyncio.create_task(client.post("/sessions/s1/runs", json={"id": "r1", "model": "m"}))
+            await asyncio.sleep(0.3)
+            assert not creating.done()
+        assert (await creating).status_code == 201
+    finally:
+        await blocker.close()
