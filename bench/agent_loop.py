@@ -2,9 +2,10 @@
 
 Each session starts with a history whose model window is a little under ``--window-tokens`` (written with
 COPY, no compaction, tool results of 2-8 KB), so over the run its window is about that size. Every session
-runs its own loop of ``--turns`` turns, all sessions at once: append the user's message; ``POST /chat``
-(anthropic) for the whole window; append the assistant's message (a text and three tool calls) and the three
-tool results in one batch. The service runs as uvicorn with ``--workers`` processes.
+runs its own loop of ``--turns`` turns, all sessions at once: create the turn's run (its model, system prompt
+and tools, as opencode makes a run a turn); append the user's message; ``POST /chat`` (anthropic) naming the
+run, for the whole window; append the assistant's message (a text and three tool calls) and the three tool
+results in one batch, every message naming the run. The service runs as uvicorn with ``--workers`` processes.
 
 Reported: turns per second, p50 and p99 of each step, and ``/chat`` against the raw floor on the same rows
 (``bench.harness.reading_connection`` fetching the session's rows, jsonb decoded by orjson inside asyncpg).
@@ -53,7 +54,15 @@ from tests.scale.streaming import replayed_everything, streaming_pair
 
 MODEL = "claude-sonnet-4-5"
 TOKEN = "Projector-Consistency"
-STEPS = ("append user", "/chat", "append assistant + tool results")
+STEPS = ("create run", "append user", "/chat", "append assistant + tool results")
+SYSTEM = "You are a careful coding agent. Read before you edit."
+TOOLS = [
+    {
+        "name": "read_file",
+        "description": "Read a file of the repository.",
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    }
+]
 TEXT = Text(23)
 SEED_VARIANTS = 50
 """Session ``i`` of every run is written from seed ``i % 50``, so the runs read identical histories."""
@@ -91,8 +100,13 @@ def seed_messages(window_tokens: int, turns: int) -> tuple[int, int]:
     return count, tokens
 
 
+def run_id(session_id: str, turn: int) -> str:
+    return f"{session_id}-run{turn}"
+
+
 def user_message(session_id: str, turn: int) -> dict[str, Any]:
-    return {"id": f"{session_id}-u{turn}", "role": "user", "content": f"Turn {turn}: {TEXT.take(40, 200)}"}
+    content = f"Turn {turn}: {TEXT.take(40, 200)}"
+    return {"id": f"{session_id}-u{turn}", "runId": run_id(session_id, turn), "role": "user", "content": content}
 
 
 def answer_and_results(session_id: str, turn: int) -> list[dict[str, Any]]:
@@ -104,8 +118,10 @@ def answer_and_results(session_id: str, turn: int) -> list[dict[str, Any]]:
         {"type": "tool-call", "toolCallId": f"loop_{turn}_{k}", "toolName": "read_file", "input": {"path": f"{k}.py"}}
         for k in range(3)
     ]
+    run = run_id(session_id, turn)
     answer = {
         "id": f"{session_id}-a{turn}",
+        "runId": run,
         "role": "assistant",
         "content": [{"type": "text", "text": TEXT.take(100, 600)}, *calls],
         "metadata": {"finishReason": "tool-calls"},
@@ -113,6 +129,7 @@ def answer_and_results(session_id: str, turn: int) -> list[dict[str, Any]]:
     results = [
         {
             "id": f"{session_id}-r{turn}-{k}",
+            "runId": run,
             "role": "tool",
             "content": [
                 {
@@ -166,14 +183,18 @@ def checked(response: httpx.Response, status: int) -> httpx.Response:
 async def session_loop(
     http: httpx.AsyncClient, floor: FloorReaders, session_id: str, figures: Figures, *, send_tokens: bool
 ) -> None:
-    chat_body = {"sessionId": session_id, "provider": "anthropic", "model": MODEL, "maxOutputTokens": 8192}
     for turn in range(figures.turns):
+        run = {"id": run_id(session_id, turn), "model": f"anthropic/{MODEL}", "system": SYSTEM, "tools": TOOLS}
+        created, took = await timed(http.post(f"/sessions/{session_id}/runs", json=run))
+        checked(created, 201)
+        figures.steps["create run"].append(took)
         appended, took = await timed(
             http.post(f"/sessions/{session_id}/messages", json={"messages": [user_message(session_id, turn)]})
         )
         checked(appended, 201)
         figures.steps["append user"].append(took)
         headers = {TOKEN: appended.headers[TOKEN]} if send_tokens and TOKEN in appended.headers else {}
+        chat_body = {"sessionId": session_id, "provider": "anthropic", "runId": run["id"], "maxOutputTokens": 8192}
         chat, took = await timed(http.post("/chat", json=chat_body, headers=headers))
         checked(chat, 200)
         figures.steps["/chat"].append(took)
@@ -247,7 +268,7 @@ def report(figures: Figures, seeded: tuple[int, int]) -> list[str]:
     print(f"\n-- {figures.label}")
     print(
         f"{figures.sessions} sessions x {figures.turns} turns, each seeded with {seeded[0]} messages"
-        f" ({seeded[1]:,} tokens), a turn adding 4 messages after the user's;"
+        f" ({seeded[1]:,} tokens), a turn creating its run and adding 4 messages after the user's;"
         f" /chat payload {median([float(size) for size in figures.payload_bytes]) / 1e6:.2f} MB (median)"
     )
     print(f"turns per second: {turns / figures.elapsed:.1f} ({turns} turns in {figures.elapsed:.1f} s)")
