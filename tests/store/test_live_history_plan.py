@@ -1,12 +1,7 @@
 """The model view's read touches the live history's rows and no others, under a generic plan with no
 statistics gathered: its cost cannot depend on what the planner knows about the session."""
 
-from collections.abc import Iterator
-from typing import Any
-
-import asyncpg
 import httpx
-import orjson
 import pytest
 from fastapi import FastAPI
 
@@ -14,17 +9,10 @@ from app.api.auth import DEFAULT_TENANT
 from app.store import messages as message_store
 from app.store.messages import MessageRepository
 from tests.api.wire import append, boundary, new_session, summary, user
-from tests.database import plain_dsn
+from tests.store.plans import generic_plans, rows_touched, scans
 
 HISTORY = 3_000
 TAIL = 100
-
-
-def scans(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    if "Relation Name" in plan:
-        yield plan
-    for child in plan.get("Plans", []):
-        yield from scans(child)
 
 
 @pytest.mark.parametrize("analyzed", [False, True], ids=["no statistics", "analyzed"])
@@ -41,22 +29,14 @@ async def test_the_live_history_read_touches_only_its_own_seq_range_under_a_gene
         window = await MessageRepository(connection, DEFAULT_TENANT).live_history("h")
     assert len(window) == 2 + 1 + 1 + 2
 
-    # Directly, not through a transaction pooler: the setting and the prepared statement live in the session.
-    connection = await asyncpg.connect(plain_dsn(direct_database_url))
-    try:
-        if analyzed:
-            await connection.execute("ANALYZE messages")
-        await connection.execute("SET plan_cache_mode = force_generic_plan")
-        await connection.execute(f"PREPARE live (text, text) AS {message_store._LIVE_HISTORY_SQL}")
-        text = await connection.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE live('{DEFAULT_TENANT}', 'h')")
-    finally:
-        await connection.close()
-    plan = orjson.loads(text)[0]["Plan"]
+    calls = [f"'{DEFAULT_TENANT}', 'h'"]
+    (plan,) = await generic_plans(
+        direct_database_url, message_store._LIVE_HISTORY_SQL, "text, text", calls, analyzed=analyzed
+    )
     reads = [node for node in scans(plan) if node["Relation Name"] == "messages"]
     assert reads
     for node in reads:
         assert "seq" in node.get("Index Cond", ""), node
-        touched = node["Actual Rows"] * node["Actual Loops"] + node.get("Rows Removed by Filter", 0)
-        assert touched <= len(window), node
+        assert rows_touched(node) <= len(window), node
     sessions = [node for node in scans(plan) if node["Relation Name"] == "sessions"]
     assert all(node["Actual Rows"] <= 1 for node in sessions)

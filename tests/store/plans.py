@@ -1,0 +1,48 @@
+"""What PostgreSQL does with a hot statement under a generic plan: the plans the store's tests hold to their
+index ranges."""
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import asyncpg
+import orjson
+
+from tests.database import plain_dsn
+
+
+async def generic_plans(
+    direct_url: str, sql: str, types: str, calls: Sequence[str], *, analyzed: bool
+) -> list[dict[str, Any]]:
+    """``EXPLAIN ANALYZE`` of ``sql``, prepared with parameter ``types`` (``"text, text"``) under
+    ``plan_cache_mode = force_generic_plan``, executed once with each of ``calls`` (the arguments as SQL
+    literals), each in a transaction rolled back (analyzing runs a write); after ``ANALYZE`` when ``analyzed``.
+    Directly, not through a transaction pooler: the setting and the prepared statement live in the session."""
+    connection = await asyncpg.connect(plain_dsn(direct_url))
+    plans = []
+    try:
+        if analyzed:
+            await connection.execute("ANALYZE messages")
+        await connection.execute("SET plan_cache_mode = force_generic_plan")
+        await connection.execute(f"PREPARE hot ({types}) AS {sql}")
+        for arguments in calls:
+            transaction = connection.transaction()
+            await transaction.start()
+            explained = await connection.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE hot({arguments})")
+            plans.append(orjson.loads(explained)[0]["Plan"])
+            await transaction.rollback()
+    finally:
+        await connection.close()
+    return plans
+
+
+def scans(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every node of ``plan`` that reads a table."""
+    if "Relation Name" in plan:
+        yield plan
+    for child in plan.get("Plans", []):
+        yield from scans(child)
+
+
+def rows_touched(node: dict[str, Any]) -> int:
+    """The rows a scan node read: those it returned and those its filter removed."""
+    return int(node["Actual Rows"] * node["Actual Loops"] + node.get("Rows Removed by Filter", 0))
