@@ -115,6 +115,10 @@ async def amend_message(
             raise InvalidInput(f"metadata.{key}: fixed when the message is written", field=f"metadata.{key}")
     async with database.transaction() as connection:
         repository = MessageRepository(connection, caller.tenant_id)
+        # The session row before the message row, the order every writer of both takes: a prune locks the
+        # session, then marks messages; locking the message first would deadlock against it.
+        if await repository.lock_session(session_id) is None:
+            raise NotFound(f"session '{session_id}' does not exist")
         current = await repository.get(session_id, message_id, lock=True)
         if current is None:
             raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")
@@ -129,7 +133,6 @@ async def amend_message(
                 connection, Notice(caller.tenant_id, session_id, NoticeKind.AMENDED, row.seq, row.seq, details)
             )
     if row is None:
-        # Only a session deleted between the two statements gets here.
         raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")
     return row
 

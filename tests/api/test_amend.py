@@ -1,8 +1,12 @@
 """Amending metadata: a shallow merge; content is immutable."""
 
+import asyncio
+
+import asyncpg
 import httpx
 
 from tests.api.wire import append, new_session, tool_call, tool_result, user
+from tests.database import plain_dsn
 
 
 async def test_patch_merges_metadata_shallowly_and_null_removes_a_key(client: httpx.AsyncClient) -> None:
@@ -49,3 +53,28 @@ async def test_patching_an_unknown_message_is_404(client: httpx.AsyncClient) -> 
 async def test_reading_an_unknown_message_is_404(client: httpx.AsyncClient) -> None:
     await new_session(client)
     assert (await client.get("/sessions/s1/messages/nope")).status_code == 404
+
+
+async def test_an_amendment_waits_behind_a_prune_of_the_same_message_instead_of_deadlocking(
+    client: httpx.AsyncClient, direct_database_url: str
+) -> None:
+    """A prune locks the session, then marks the message; an amendment that locked the message first and the
+    session second would deadlock against it, and one of the two would fail."""
+    await new_session(client)
+    await append(client, "s1", tool_call("c1", "Read", id="m1"), tool_result("c1", "Read", "big output", id="m2"))
+    pruning = await asyncpg.connect(plain_dsn(direct_database_url))
+    try:
+        async with pruning.transaction():
+            await pruning.execute("SELECT 1 FROM sessions WHERE id = 's1' FOR UPDATE")
+            amending = asyncio.create_task(client.patch("/sessions/s1/messages/m2", json={"metadata": {"a": 1}}))
+            await asyncio.sleep(0.3)
+            await pruning.execute(
+                """UPDATE messages SET metadata = metadata || '{"compactedAt": "2026-12-06T00:00:00Z"}'
+                WHERE session_id = 's1' AND id = 'm2'"""
+            )
+            await pruning.execute("UPDATE sessions SET revision = revision + 1 WHERE id = 's1'")
+        amended = await amending
+        assert amended.status_code == 200
+        assert amended.json()["metadata"] == {"compactedAt": "2026-12-06T00:00:00Z", "a": 1}
+    finally:
+        await pruning.close()
