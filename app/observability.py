@@ -21,7 +21,8 @@ LATENCY = Histogram(
 
 WINDOW_REUSE = Counter(
     "projector_window_reuse_total",
-    "Model-side reads (/chat, the context report) that extended a kept window (hit) or read it whole (miss)",
+    "Model-side reads (/chat, the context report) that extended a kept window (hit), re-read only its rewritten"
+    " messages (refresh) or read it whole (miss)",
     ["outcome"],
 )
 WINDOW_REUSE_BYTES = Gauge("projector_window_reuse_bytes", "Estimated memory the kept windows and turns hold")

@@ -98,15 +98,14 @@ async def load_snapshot_with(
             messages, stamp, kept = await _window(repository, key), None, None
         else:
             stamp = stamp_of(session, live_start)
-            kept = reuse.usable(key, stamp, session.last_seq)
-            messages = await _extended(repository, key, kept, session.last_seq)
+            messages, kept = await _current(repository, key, reuse, reuse.usable(key, stamp, session), session)
         run_models = await runs.models(session_id)
     fresh = content_weight(message.content for message in messages[len(kept.messages) if kept else 0 :])
     weight = fresh + (kept.weight if kept else 0)
     if reuse is not None and stamp is not None:
         # Measuring a window walks its parts: a large one (a first read) is measured in a worker thread.
         size = await run_weighed(fresh, window_size, messages, kept)
-        reuse.keep(key, stamp, session.last_seq, messages, size, weight)
+        reuse.keep(key, stamp, session, messages, size, weight)
     return SessionSnapshot(session, run, messages, run_models, weight), found
 
 
@@ -116,15 +115,27 @@ async def _window(repository: MessageRepository, key: WindowKey) -> list[EngineM
     return await repository.from_seq(key.session_id, FIRST_SEQ)
 
 
-async def _extended(
-    repository: MessageRepository, key: WindowKey, kept: KeptWindow | None, last_seq: int
-) -> list[EngineMessage]:
-    """The window: the kept one followed by the messages appended since, when one may be used."""
+async def _current(
+    repository: MessageRepository, key: WindowKey, reuse: WindowReuse, kept: KeptWindow | None, session: SessionRecord
+) -> tuple[list[EngineMessage], KeptWindow | None]:
+    """The window now, and the kept window (brought up to date) it starts with; None when it was read whole."""
+    rewrites = kept.rewrites_since(session) if kept is not None else 0
+    if kept is not None and rewrites:
+        amended = await repository.amended_since(key.session_id, kept.revision)
+        if amended.stamps != rewrites:
+            kept = None
+        else:
+            before = kept.messages
+            kept, replaced = kept.with_replaced(amended.messages)
+            if replaced:
+                reuse.refresh_turns(key, before, replaced)
+    reuse.counted("miss" if kept is None else "refresh" if rewrites else "hit")
     if kept is None:
-        return await _window(repository, key)
-    if kept.last_seq == last_seq:
-        return list(kept.messages)
-    return [*kept.messages, *await repository.seq_range(key.session_id, kept.last_seq + 1, last_seq)]
+        return await _window(repository, key), None
+    if kept.last_seq == session.last_seq:
+        return list(kept.messages), kept
+    newer = await repository.seq_range(key.session_id, kept.last_seq + 1, session.last_seq)
+    return [*kept.messages, *newer], kept
 
 
 def session_model(session: SessionRecord, provider: str | None, model: str | None) -> tuple[str | None, str | None]:

@@ -76,6 +76,10 @@ _PAGE_SIZES_SQL = _page_sql("content_bytes + metadata_bytes, content_parts")
 _FROM_SEQ_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND seq >= $3 ORDER BY seq"  # noqa: S608
 _SEQ_RANGE_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND seq BETWEEN $3 AND $4 ORDER BY seq"  # noqa: S608
 _BY_KINDS_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND kind = ANY($3::text[]) ORDER BY seq"  # noqa: S608
+_AMENDED_SQL = (
+    f"SELECT {_PERSISTED_COLUMNS}, amended_revision FROM messages"  # noqa: S608
+    f" WHERE {_SCOPE} AND amended_revision > $3 ORDER BY seq"
+)
 _GET_SQL = f"SELECT {_READ_COLUMNS} FROM messages WHERE {_SCOPE} AND id = $3"  # noqa: S608
 _METADATA_SQL = f"SELECT id, metadata, unusual_text FROM messages WHERE {_SCOPE} AND id = ANY($3::text[])"  # noqa: S608
 _BY_IDS_SQL = f"SELECT {_PERSISTED_COLUMNS} FROM messages WHERE {_SCOPE} AND id = ANY($3::text[])"  # noqa: S608
@@ -147,13 +151,21 @@ _PERSISTED_METADATA = _PERSISTED_FIELDS.index("metadata")
 _RECORD_UNUSUAL = attrgetter("unusual_text")
 
 
-def _unpackable(records: list[asyncpg.Record]) -> list[Sequence[Any]]:
+def _unpackable(records: list[asyncpg.Record] | list[tuple[Any, ...]]) -> list[Sequence[Any]]:
     """asyncpg's ``Record`` is a tuple-like row (indexed, iterated, unpacked) that its type stubs do not call
     a ``Sequence``; ``promote_rows`` only unpacks each row, so it takes them as they are, with no copy."""
     return cast("list[Sequence[Any]]", records)
 
 
 UNIQUE_VIOLATION = "23505"
+
+
+@dataclass(frozen=True, slots=True)
+class Amended:
+    """The messages rewritten since a revision, and how many changes stamped them."""
+
+    messages: list[EngineMessage]
+    stamps: int
 
 
 class IdTakenMeanwhile(Exception):
@@ -241,7 +253,7 @@ def _restored(record: MessageRecord) -> MessageRecord:
     return record._replace(metadata=unescape_strings(record.metadata))
 
 
-def _promoted(rows: list[asyncpg.Record]) -> list[EngineMessage]:
+def _promoted(rows: list[asyncpg.Record] | list[tuple[Any, ...]]) -> list[EngineMessage]:
     """Rows of ``PersistedMessage``'s columns promoted, the metadata of marked ones unescaped first."""
     unpackable = _unpackable(rows)
     if not any(map(_PERSISTED_UNUSUAL, unpackable)):
@@ -426,6 +438,15 @@ class MessageRepository:
         row = await (await driver(self._db)).fetchrow(sql, self._tenant, session_id, message_id)
         return _records([row])[0] if row is not None else None
 
+    def _next_revision(self, session_id: str) -> Any:
+        """The revision the change being written will give the session (its rows stamped with it are what a
+        window kept before it re-reads); call with the session lock held, before bumping it."""
+        return (
+            select(sessions.c.revision + 1)
+            .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
+            .scalar_subquery()
+        )
+
     async def amend_metadata(
         self, session_id: str, message_id: str, changes: dict[str, Any], *, unusual_text: bool = False
     ) -> MessageRecord | None:
@@ -437,7 +458,11 @@ class MessageRepository:
         statement = (
             update(messages)
             .where(*self._in_session(session_id), messages.c.id == message_id)
-            .values(metadata=merged, unusual_text=messages.c.unusual_text | unusual_text)
+            .values(
+                metadata=merged,
+                unusual_text=messages.c.unusual_text | unusual_text,
+                amended_revision=self._next_revision(session_id),
+            )
             .returning(*MESSAGE_COLUMNS)
         )
         row = (await self._db.execute(statement)).first()
@@ -464,7 +489,10 @@ class MessageRepository:
                 messages.c.kind == str(Kind.TOOL_RESULT),
                 ~messages.c.metadata.has_key("compactedAt"),
             )
-            .values(metadata=messages.c.metadata.op("||", return_type=JSONB)(patch))
+            .values(
+                metadata=messages.c.metadata.op("||", return_type=JSONB)(patch),
+                amended_revision=self._next_revision(session_id),
+            )
             .returning(messages.c.id)
         )
         marked = [row.id for row in await self._db.execute(statement)]
@@ -519,6 +547,13 @@ class MessageRepository:
         """The current metadata of the given messages, by id (content never changes, metadata may)."""
         rows = await (await driver(self._db)).fetch(_METADATA_SQL, self._tenant, session_id, list(message_ids))
         return {row[0]: unescape_strings(row[1]) if row[2] else row[1] for row in rows}
+
+    async def amended_since(self, session_id: str, revision: int) -> Amended:
+        """The messages whose view a change after ``revision`` rewrote (``amended_revision``), oldest first,
+        promoted, and how many such changes their stamps name: one index range, whatever the session's
+        length. A message rewritten twice keeps only the later stamp."""
+        rows = await (await driver(self._db)).fetch(_AMENDED_SQL, self._tenant, session_id, revision)
+        return Amended(_promoted([row[:-1] for row in rows]), len({row[-1] for row in rows}))
 
     async def seq_range(self, session_id: str, first_seq: int, last_seq: int) -> list[EngineMessage]:
         """The messages from ``first_seq`` to ``last_seq``, both included, oldest first, promoted: a closed

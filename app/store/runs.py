@@ -18,11 +18,16 @@ RUN_COLUMNS = core_columns(runs, RunRecord._fields)
 _MODELS_SQL = "SELECT id, model FROM runs WHERE tenant_id = $1 AND session_id = $2 AND model IS NOT NULL"
 """A hand-written hot read (every ``/chat`` makes it), in the snapshot ``Database.reading`` began."""
 _COUNT_IF_NAMED_SQL = (
-    "UPDATE sessions SET revision = revision + 1 WHERE tenant_id = $1 AND id = $2"
-    " AND EXISTS (SELECT 1 FROM messages WHERE tenant_id = $1 AND session_id = $2 AND run_id = $3)"
+    "WITH named AS ("
+    " UPDATE messages SET amended_revision ="
+    " (SELECT revision + 1 FROM sessions WHERE tenant_id = $1 AND id = $2)"
+    " WHERE tenant_id = $1 AND session_id = $2 AND run_id = $3 RETURNING 1)"
+    " UPDATE sessions SET revision = revision + 1 WHERE tenant_id = $1 AND id = $2"
+    " AND EXISTS (SELECT 1 FROM named)"
 )
-"""A new run counts as a change of the session when a message names it already: one index probe (the messages
-that name a run are indexed by session and run), whatever the session's length."""
+"""A new run counts as a change of the session when a message names it already, and those messages are
+stamped with the revision it gives (their view changed): one index range (the messages that name a run are
+indexed by session and run), whatever the session's length."""
 
 
 class RunRepository:

@@ -139,6 +139,10 @@ messages = Table(
         ),
     ),
     Column("metadata_bytes", Integer, Computed("octet_length((metadata)::text)", persisted=True)),
+    # The session revision of the last change that rewrote this message's view (an amendment, a prune's
+    # mark, a run it named created late); null for a message never rewritten, so appends index nothing.
+    # A window kept from an earlier revision re-reads just these (app.services.window_reuse).
+    Column("amended_revision", BigInteger),
     PrimaryKeyConstraint("tenant_id", "session_id", "seq"),
     UniqueConstraint("tenant_id", "session_id", "id"),
     ForeignKeyConstraint(["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.id"], ondelete="CASCADE"),
@@ -151,6 +155,13 @@ messages = Table(
         "session_id",
         "run_id",
         postgresql_where=text("run_id IS NOT NULL"),
+    ),
+    Index(
+        "ix_messages_tenant_id_session_id_amended_revision",
+        "tenant_id",
+        "session_id",
+        "amended_revision",
+        postgresql_where=text("amended_revision IS NOT NULL"),
     ),
     Index("ix_messages_search_vector", "search_vector", postgresql_using="gin"),
 )

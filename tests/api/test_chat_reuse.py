@@ -1,12 +1,13 @@
 """``/chat`` and the context report reuse the window they read a moment ago: the answer is byte for byte the
-fresh build's after any sequence of appends, amendments, prunes, compactions and new runs, for every target;
-a pure append, or a run no message names yet, is served from the kept window plus the appended messages (and
-the pipeline runs on the last turn only, spliced after what the previous build kept), anything else reads the
-window again."""
+fresh build's after any sequence of appends, amendments, prunes, compactions and new runs, for every target.
+A pure append, or a run no message names yet, is served from the kept window plus the appended messages (and
+the pipeline runs on the last turn only, spliced after what the previous build kept); an amendment, a prune or
+a run named before it existed re-reads just the messages it rewrote; a compaction reads the window again."""
 
 import itertools
 from typing import Any
 
+import asyncpg
 import httpx
 import orjson
 import pytest
@@ -23,8 +24,9 @@ from app.services.chat import ChatAsk, build_chat
 from app.services.context_report import report_context
 from app.services.heavy_work import OFF_LOOP_WEIGHT, content_weight
 from app.services.snapshots import load_snapshot
-from app.services.window_reuse import WindowReuse
+from app.services.window_reuse import ReadOutcome, WindowReuse
 from tests.api.wire import append, assistant, new_session, tool_call, tool_result, user
+from tests.database import plain_dsn
 from tests.providers.test_payload_properties import MODELS, TOOLS
 
 pytestmark = pytest.mark.db
@@ -41,7 +43,7 @@ turns = st.lists(
 steps = st.lists(
     st.one_of(
         st.tuples(st.just("append"), turns),
-        st.tuples(st.sampled_from(["amend", "prune", "compact", "run", "named-run", "noop"]), st.just([])),
+        st.tuples(st.sampled_from(["amend", "amend-new", "prune", "compact", "run", "named-run", "noop"]), st.just([])),
     ),
     min_size=1,
     max_size=6,
@@ -93,34 +95,43 @@ class Session:
                 batch.append({**message, **run})
         return batch
 
-    async def step(self, action: str, kinds: list[str]) -> bool:
-        """Writes one change; True when it changed no view of what was there (an append, a run no message
-        names), so a kept window serves the next build."""
+    async def step(self, action: str, kinds: list[str]) -> ReadOutcome:
+        """Writes one change; returns how the next read of a window kept before it goes: ``hit`` when it
+        changed no view of what was there (an append, a run no message names), ``refresh`` when it rewrote
+        messages (an amendment, a prune that marked some, a run named before it existed), ``miss`` when it
+        moved the live history's start (a compaction)."""
         client, path = self.client, f"/sessions/{self.id}"
         if action == "append":
             response = await append(client, self.id, *self.messages(kinds))
             assert response.status_code == 201, response.text
-            return True
-        if action == "amend" and self.results:
-            response = await client.patch(
-                f"{path}/messages/{self.results[0]}", json={"metadata": {"compactedAt": "2026-11-29T10:00:00Z"}}
+            return "hit"
+        if action in ("amend", "amend-new") and self.results:
+            # The oldest result pruned by hand, or a note on the newest one (a runtime's usage after a step).
+            amended, changes = (
+                (self.results[0], {"compactedAt": "2026-11-29T10:00:00Z"})
+                if action == "amend"
+                else (self.results[-1], {"note": self.fresh("note")})
             )
+            response = await client.patch(f"{path}/messages/{amended}", json={"metadata": changes})
             assert response.status_code == 200, response.text
-        elif action == "prune":
+            return "refresh"
+        if action == "prune":
             body = {"protectUserTurns": 0, "protectToolTokens": 0, "minimumSavingsTokens": 0}
-            assert (await client.post(f"{path}/prune", json=body)).status_code == 200
-        elif action == "compact":
+            response = await client.post(f"{path}/prune", json=body)
+            assert response.status_code == 200, response.text
+            return "refresh" if response.json()["markedMessageIds"] else "hit"
+        if action == "compact":
             response = await client.post(f"{path}/compactions", json={"summary": "What came before."})
             assert response.status_code in (201, 409, 422), response.text
-        elif action == "run":
+            return "miss" if response.status_code == 201 else "hit"
+        if action == "run":
             await self.create_run(self.fresh("run"))
-            return True
         elif action == "named-run":
             named, self.upcoming_named = self.upcoming_named, False
             await self.create_run(self.upcoming)
             self.upcoming = self.fresh("run")
-            return not named
-        return False
+            return "refresh" if named else "hit"
+        return "hit"
 
     async def create_run(self, run_id: str) -> None:
         body = {"id": run_id, "model": f"openai/{MODELS['openai']}"}
@@ -166,6 +177,11 @@ async def context_bytes(app: FastAPI, session_id: str, reuse: WindowReuse | None
     return orjson.dumps(report.as_dict())
 
 
+def reads(reuse: WindowReuse) -> tuple[int, int, int]:
+    """How many reads of a window hit, refreshed and missed so far."""
+    return reuse.hits, reuse.refreshes, reuse.misses
+
+
 async def same_as_fresh(app: FastAPI, session_id: str, reuse: WindowReuse, *, compacted: bool) -> None:
     """For every target, the answer built on the kept window is the fresh build's. A build remembers its
     prefix for the next one to compare with, so the reused build is compared with a fresh build made right
@@ -192,12 +208,19 @@ async def test_reused_answers_are_the_fresh_answers_after_any_history_for_every_
         await session.step("append", first)
         await same_as_fresh(app, session.id, reuse, compacted=compacted)
         for action, kinds in changes:
-            hits = reuse.hits
-            kept = await session.step(action, kinds)
+            before = reads(reuse)
+            outcome = await session.step(action, kinds)
             await same_as_fresh(app, session.id, reuse, compacted=compacted)
-            if kept:
-                # Every reused build after a pure append (or a run no message names) extended the kept window.
-                assert reuse.hits == hits + len(SUPPORTED_PROVIDERS) + 1
+            # The first reused read of each window after the change goes as the change says, the others extend
+            # its window: the context report reads the compacted window, /chat's is another when not compacted.
+            windows = 1 if compacted else 2
+            changed = {"hit": (0, 0, 0), "refresh": (0, windows, 0), "miss": (0, 0, windows)}[outcome]
+            hits = len(SUPPORTED_PROVIDERS) + 1 - sum(changed)
+            assert tuple(now - then for now, then in zip(reads(reuse), before, strict=True)) == (
+                hits,
+                changed[1],
+                changed[2],
+            )
     assert "history" in PLACED
 
 
@@ -215,38 +238,104 @@ async def test_an_agents_tool_loop_is_spliced_turn_after_turn(client: httpx.Asyn
     assert TURN_SPLICES.labels("spliced")._value.get() == spliced + 3
 
 
-async def test_an_amendment_after_a_kept_window_reads_the_window_again(client: httpx.AsyncClient, app: FastAPI) -> None:
+async def test_an_amendment_re_reads_only_the_message_it_rewrote(client: httpx.AsyncClient, app: FastAPI) -> None:
     reuse = WindowReuse(64 * 1024 * 1024)
     session = Session(client, await new_session(client))
     await session.step("append", ["answered", "answer"])
     await chat_bytes(app, session.id, "anthropic", reuse)
     await session.step("amend", [])
-    misses = reuse.misses
+    before = reads(reuse)
     await chat_bytes(app, session.id, "anthropic", None)  # the prefix the two compared builds then both see
+    reused = await chat_bytes(app, session.id, "anthropic", reuse)
+    assert reads(reuse) == (before[0], before[1] + 1, before[2])
+    assert b"Old tool result content cleared" in reused
+    assert reused == await chat_bytes(app, session.id, "anthropic", None)
+
+
+async def test_an_amendment_before_the_kept_turns_cut_builds_the_whole_window(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    """The kept turn holds what was built from the messages before its cut, so it cannot serve once one of
+    them is rewritten; the window is still refreshed, not read again."""
+    reuse = WindowReuse(64 * 1024 * 1024)
+    session = Session(client, await new_session(client))
+    await session.step("append", ["user", "answered", "answered"])
+    await chat_bytes(app, session.id, "anthropic", reuse)
+    await session.step("append", ["answered"])
+    await session.step("amend", [])
+    spliced = TURN_SPLICES.labels("spliced")._value.get()
+    await chat_bytes(app, session.id, "anthropic", None)
+    reused = await chat_bytes(app, session.id, "anthropic", reuse)
+    assert TURN_SPLICES.labels("spliced")._value.get() == spliced
+    assert reuse.refreshes == 1
+    assert b"Old tool result content cleared" in reused
+    assert reused == await chat_bytes(app, session.id, "anthropic", None)
+
+
+async def test_a_runtime_that_amends_its_newest_message_each_turn_is_still_spliced(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    """A note written on the turn's last message after the step (usage, timing) rewrites a message after the
+    kept turn's cut: the turn is kept, and checks for the new message."""
+    reuse = WindowReuse(64 * 1024 * 1024)
+    session = Session(client, await new_session(client))
+    await session.step("append", ["user", "answered"])
+    spliced = TURN_SPLICES.labels("spliced")._value.get()
+    for _ in range(4):
+        await session.step("append", ["answered"])
+        await chat_bytes(app, session.id, "anthropic", reuse)
+        await session.step("amend-new", [])
+        await chat_bytes(app, session.id, "anthropic", None)
+        reused = await chat_bytes(app, session.id, "anthropic", reuse)
+        assert reused == await chat_bytes(app, session.id, "anthropic", None)
+    assert TURN_SPLICES.labels("spliced")._value.get() == spliced + 7
+    assert reuse.misses == 1 and reuse.refreshes == 4
+
+
+async def test_a_change_that_stamps_no_message_reads_the_window_again(
+    client: httpx.AsyncClient, app: FastAPI, direct_database_url: str
+) -> None:
+    """A refresh trusts the stamps only when they name every change the session row counts: a change that
+    rewrote a view without stamping what it rewrote must not leave a stale window in use."""
+    reuse = WindowReuse(64 * 1024 * 1024)
+    session = Session(client, await new_session(client))
+    await session.step("append", ["user", "answered"])
+    await chat_bytes(app, session.id, "anthropic", reuse)
+    writer = await asyncpg.connect(plain_dsn(direct_database_url))
+    try:
+        await writer.execute(
+            """UPDATE messages SET metadata = metadata || '{"compactedAt": "2026-12-06T00:00:00Z"}'
+            WHERE session_id = $1 AND id = $2""",
+            session.id,
+            session.results[0],
+        )
+        await writer.execute("UPDATE sessions SET revision = revision + 1 WHERE id = $1", session.id)
+    finally:
+        await writer.close()
+    misses = reuse.misses
     reused = await chat_bytes(app, session.id, "anthropic", reuse)
     assert reuse.misses == misses + 1
     assert b"Old tool result content cleared" in reused
-    assert reused == await chat_bytes(app, session.id, "anthropic", None)
 
 
 async def test_a_run_a_turn_keeps_the_window_and_a_run_named_before_it_existed_reads_it_again(
     client: httpx.AsyncClient, app: FastAPI
 ) -> None:
     """A runtime that creates a run each turn is still served from its kept window; a run that messages
-    named before it existed decides whose reasoning they hold, so its creation reads the window again."""
+    named before it existed decides whose reasoning they hold, so its creation re-reads those messages."""
     reuse = WindowReuse(64 * 1024 * 1024)
     session = Session(client, await new_session(client))
     await session.step("append", ["user", "early", "answered"])
     await chat_bytes(app, session.id, "openai-responses", reuse)
     hits = reuse.hits
-    assert await session.step("run", [])
+    assert await session.step("run", []) == "hit"
     await chat_bytes(app, session.id, "openai-responses", reuse)
     assert reuse.hits == hits + 1
     before = await chat_bytes(app, session.id, "openai-responses", None)
-    assert not await session.step("named-run", [])
-    misses = reuse.misses
+    assert await session.step("named-run", []) == "refresh"
+    refreshes = reuse.refreshes
     reused = await chat_bytes(app, session.id, "openai-responses", reuse)
-    assert reuse.misses == misses + 1
+    assert reuse.refreshes == refreshes + 1
     assert reused == await chat_bytes(app, session.id, "openai-responses", None)
     unknown = b"reasoning dropped: produced by an unknown model"
     assert unknown in before and unknown not in reused

@@ -36,8 +36,8 @@ async def generic_plans(
 
 
 def scans(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Every node of ``plan`` that reads a table."""
-    if "Relation Name" in plan:
+    """Every node of ``plan`` that reads a table (not the node writing what its children read)."""
+    if "Relation Name" in plan and plan["Node Type"] != "ModifyTable":
         yield plan
     for child in plan.get("Plans", []):
         yield from scans(child)
@@ -46,3 +46,11 @@ def scans(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def rows_touched(node: dict[str, Any]) -> int:
     """The rows a scan node read: those it returned and those its filter removed."""
     return int(node["Actual Rows"] * node["Actual Loops"] + node.get("Rows Removed by Filter", 0))
+
+
+def index_of(node: dict[str, Any]) -> str | None:
+    """The index a scan node reads through: its own, or a bitmap heap scan's bitmap index scans' one."""
+    if "Index Name" in node:
+        return str(node["Index Name"])
+    names = {child.get("Index Name") for child in node.get("Plans", []) if child["Node Type"] == "Bitmap Index Scan"}
+    return str(names.pop()) if len(names) == 1 else None

@@ -1,5 +1,5 @@
-"""Creating a run asks whether a message names it already: one index probe under a generic plan, with or
-without statistics, however many messages the session and the table hold."""
+"""Creating a run asks whether a message names it already (and stamps those that do): one index range under a
+generic plan, with or without statistics, however many messages the session and the table hold."""
 
 import httpx
 import pytest
@@ -9,6 +9,9 @@ from app.store import runs as run_store
 from tests.api.wire import append, new_session, user
 from tests.store.plans import generic_plans, rows_touched, scans
 
+RUN_LENGTH = 20
+"""How many messages name each run."""
+
 
 @pytest.mark.parametrize("analyzed", [False, True], ids=["no statistics", "analyzed"])
 async def test_asking_whether_a_message_names_a_run_reads_no_message_that_does_not(
@@ -17,7 +20,10 @@ async def test_asking_whether_a_message_names_a_run_reads_no_message_that_does_n
     for session_id in ("named", "other"):
         await new_session(client, session_id)
         for start in range(0, 2_000, 500):
-            batch = [{**user(f"q{seq}", id=f"q{seq}"), "runId": f"run{seq // 20}"} for seq in range(start, start + 500)]
+            batch = [
+                {**user(f"q{seq}", id=f"q{seq}"), "runId": f"run{seq // RUN_LENGTH}"}
+                for seq in range(start, start + 500)
+            ]
             assert (await append(client, session_id, *batch)).status_code == 201
 
     calls = [f"'{DEFAULT_TENANT}', 'named', '{run_id}'" for run_id in ("run3", "run-nobody-names")]
@@ -29,4 +35,4 @@ async def test_asking_whether_a_message_names_a_run_reads_no_message_that_does_n
         assert reads
         for node in reads:
             assert node.get("Index Name") == "ix_messages_tenant_id_session_id_run_id", node
-            assert rows_touched(node) <= 1, node
+            assert rows_touched(node) <= RUN_LENGTH, node
