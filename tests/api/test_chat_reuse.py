@@ -182,6 +182,15 @@ def reads(reuse: WindowReuse) -> tuple[int, int, int]:
     return reuse.hits, reuse.refreshes, reuse.misses
 
 
+async def reused_as_fresh(app: FastAPI, session_id: str, reuse: WindowReuse) -> bytes:
+    """The anthropic answer built on the kept window, checked against the fresh builds around it (see
+    ``same_as_fresh``)."""
+    await chat_bytes(app, session_id, "anthropic", None)
+    reused = await chat_bytes(app, session_id, "anthropic", reuse)
+    assert reused == await chat_bytes(app, session_id, "anthropic", None)
+    return reused
+
+
 async def same_as_fresh(app: FastAPI, session_id: str, reuse: WindowReuse, *, compacted: bool) -> None:
     """For every target, the answer built on the kept window is the fresh build's. A build remembers its
     prefix for the next one to compare with, so the reused build is compared with a fresh build made right
@@ -224,18 +233,25 @@ async def test_reused_answers_are_the_fresh_answers_after_any_history_for_every_
     assert "history" in PLACED
 
 
-async def test_an_agents_tool_loop_is_spliced_turn_after_turn(client: httpx.AsyncClient, app: FastAPI) -> None:
-    """Each turn appends a call and its result: the build runs on the last turn only, and answers as fresh."""
+@pytest.mark.parametrize("noted", [False, True], ids=["appends only", "a note on the newest message"])
+async def test_an_agents_tool_loop_is_spliced_turn_after_turn(
+    client: httpx.AsyncClient, app: FastAPI, noted: bool
+) -> None:
+    """Each turn appends a call and its result: the build runs on the last turn only, and answers as fresh.
+    A note written on the turn's newest message after it was built (a step's usage, its timing) rewrites a
+    message after the kept turn's cut: the turn is kept, and checks for the new message."""
     reuse = WindowReuse(64 * 1024 * 1024)
     session = Session(client, await new_session(client))
     await session.step("append", ["user", "answered"])
     spliced = TURN_SPLICES.labels("spliced")._value.get()
     for _ in range(4):
         await session.step("append", ["answered"])
-        await chat_bytes(app, session.id, "anthropic", None)
-        reused = await chat_bytes(app, session.id, "anthropic", reuse)
-        assert reused == await chat_bytes(app, session.id, "anthropic", None)
-    assert TURN_SPLICES.labels("spliced")._value.get() == spliced + 3
+        if noted:
+            await chat_bytes(app, session.id, "anthropic", reuse)
+            await session.step("amend-new", [])
+        await reused_as_fresh(app, session.id, reuse)
+    assert TURN_SPLICES.labels("spliced")._value.get() == spliced + (7 if noted else 3)
+    assert reuse.refreshes == (4 if noted else 0)
 
 
 async def test_an_amendment_re_reads_only_the_message_it_rewrote(client: httpx.AsyncClient, app: FastAPI) -> None:
@@ -245,11 +261,9 @@ async def test_an_amendment_re_reads_only_the_message_it_rewrote(client: httpx.A
     await chat_bytes(app, session.id, "anthropic", reuse)
     await session.step("amend", [])
     before = reads(reuse)
-    await chat_bytes(app, session.id, "anthropic", None)  # the prefix the two compared builds then both see
-    reused = await chat_bytes(app, session.id, "anthropic", reuse)
+    reused = await reused_as_fresh(app, session.id, reuse)
     assert reads(reuse) == (before[0], before[1] + 1, before[2])
     assert b"Old tool result content cleared" in reused
-    assert reused == await chat_bytes(app, session.id, "anthropic", None)
 
 
 async def test_an_amendment_before_the_kept_turns_cut_builds_the_whole_window(
@@ -264,32 +278,10 @@ async def test_an_amendment_before_the_kept_turns_cut_builds_the_whole_window(
     await session.step("append", ["answered"])
     await session.step("amend", [])
     spliced = TURN_SPLICES.labels("spliced")._value.get()
-    await chat_bytes(app, session.id, "anthropic", None)
-    reused = await chat_bytes(app, session.id, "anthropic", reuse)
+    reused = await reused_as_fresh(app, session.id, reuse)
     assert TURN_SPLICES.labels("spliced")._value.get() == spliced
     assert reuse.refreshes == 1
     assert b"Old tool result content cleared" in reused
-    assert reused == await chat_bytes(app, session.id, "anthropic", None)
-
-
-async def test_a_runtime_that_amends_its_newest_message_each_turn_is_still_spliced(
-    client: httpx.AsyncClient, app: FastAPI
-) -> None:
-    """A note written on the turn's last message after the step (usage, timing) rewrites a message after the
-    kept turn's cut: the turn is kept, and checks for the new message."""
-    reuse = WindowReuse(64 * 1024 * 1024)
-    session = Session(client, await new_session(client))
-    await session.step("append", ["user", "answered"])
-    spliced = TURN_SPLICES.labels("spliced")._value.get()
-    for _ in range(4):
-        await session.step("append", ["answered"])
-        await chat_bytes(app, session.id, "anthropic", reuse)
-        await session.step("amend-new", [])
-        await chat_bytes(app, session.id, "anthropic", None)
-        reused = await chat_bytes(app, session.id, "anthropic", reuse)
-        assert reused == await chat_bytes(app, session.id, "anthropic", None)
-    assert TURN_SPLICES.labels("spliced")._value.get() == spliced + 7
-    assert reuse.misses == 1 and reuse.refreshes == 4
 
 
 async def test_a_change_that_stamps_no_message_reads_the_window_again(
