@@ -20,8 +20,13 @@ INDEX = "ix_messages_tenant_id_session_id_run_id"
 
 
 def upgrade() -> None:
+    # A large database may have built it beforehand without holding writes (docs/upgrading.md).
     op.create_index(
-        INDEX, "messages", ["tenant_id", "session_id", "run_id"], postgresql_where=sa.text("run_id IS NOT NULL")
+        INDEX,
+        "messages",
+        ["tenant_id", "session_id", "run_id"],
+        postgresql_where=sa.text("run_id IS NOT NULL"),
+        if_not_exists=True,
     )
 
 

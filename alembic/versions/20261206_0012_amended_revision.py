@@ -22,12 +22,14 @@ INDEX = "ix_messages_tenant_id_session_id_amended_revision"
 
 
 def upgrade() -> None:
-    op.add_column("messages", sa.Column("amended_revision", sa.BigInteger(), nullable=True))
+    # A large database may have added both beforehand without holding reads or writes (docs/upgrading.md).
+    op.execute("ALTER TABLE messages ADD COLUMN IF NOT EXISTS amended_revision bigint")
     op.create_index(
         INDEX,
         "messages",
         ["tenant_id", "session_id", "amended_revision"],
         postgresql_where=sa.text("amended_revision IS NOT NULL"),
+        if_not_exists=True,
     )
 
 

@@ -2,7 +2,9 @@
 carry a populated database across without loss."""
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -242,3 +244,47 @@ async def test_migrating_a_populated_database_from_0007_fills_in_each_sessions_l
     finally:
         await connection.close()
     assert [tuple(row) for row in sessions] == [("compacted", 7, 8, 4), ("plain", None, None, None)]
+
+
+UPGRADING = Path(__file__).resolve().parents[2] / "docs" / "upgrading.md"
+
+
+def statements_before_upgrading() -> list[str]:
+    """The SQL statements ``docs/upgrading.md`` tells an operator to run, one by one, in its order."""
+    blocks = re.findall(r"```sql\n(.*?)```", UPGRADING.read_text(), flags=re.DOTALL)
+    return [statement.strip() for block in blocks for statement in block.split(";") if statement.strip()]
+
+
+async def messages_schema(url: str) -> tuple[list[Any], list[Any]]:
+    connection = await asyncpg.connect(plain_dsn(url))
+    try:
+        columns = await connection.fetch(
+            "SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns"
+            " WHERE table_name = 'messages' ORDER BY column_name"
+        )
+        indexes = await connection.fetch(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'messages' ORDER BY indexname"
+        )
+    finally:
+        await connection.close()
+    return [tuple(row) for row in columns], [tuple(row) for row in indexes]
+
+
+async def test_indexes_built_beforehand_as_the_upgrading_guide_says_give_the_schema_a_plain_upgrade_builds(
+    empty_database: str, database_server: str
+) -> None:
+    assert len(statements_before_upgrading()) == 4
+    await asyncio.to_thread(migrations.upgrade, empty_database, "0010")
+    connection = await asyncpg.connect(plain_dsn(empty_database))
+    try:
+        for statement in statements_before_upgrading():
+            await connection.execute(statement)
+    finally:
+        await connection.close()
+    await asyncio.to_thread(migrations.upgrade, empty_database)
+    plain = as_served(await create_database(database_server))
+    try:
+        await asyncio.to_thread(migrations.upgrade, plain)
+        assert await messages_schema(empty_database) == await messages_schema(plain)
+    finally:
+        await drop_database(database_server, plain)
