@@ -141,7 +141,7 @@ class WindowReuse:
         self._kept.move_to_end(key)
         return kept
 
-    def counted(self, outcome: "ReadOutcome") -> None:
+    def counted(self, outcome: ReadOutcome) -> None:
         """Counts a read of the window: ``hit`` (the kept window and the messages since), ``refresh`` (with
         rewritten messages re-read) or ``miss`` (read whole)."""
         if outcome == "miss":

@@ -19,7 +19,7 @@ from operator import attrgetter, itemgetter
 from typing import Any, cast
 
 import asyncpg
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import ScalarSelect, bindparam, func, insert, select, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -438,7 +438,7 @@ class MessageRepository:
         row = await (await driver(self._db)).fetchrow(sql, self._tenant, session_id, message_id)
         return _records([row])[0] if row is not None else None
 
-    def _next_revision(self, session_id: str) -> Any:
+    def _next_revision(self, session_id: str) -> ScalarSelect[Any]:
         """The revision the change being written will give the session (its rows stamped with it are what a
         window kept before it re-reads); call with the session lock held, before bumping it."""
         return (
