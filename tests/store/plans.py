@@ -1,13 +1,29 @@
 """What PostgreSQL does with a hot statement under a generic plan: the plans the store's tests hold to their
 index ranges."""
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import asyncpg
+import httpx
 import orjson
 
+from tests.api.wire import append, new_session
 from tests.database import plain_dsn
+
+BATCH = 500
+
+
+async def sessions_of(
+    client: httpx.AsyncClient, session_ids: Sequence[str], count: int, message: Callable[[int], dict[str, Any]]
+) -> None:
+    """Each session made and given ``count`` messages (``message(n)`` the n-th), appended through the API in
+    batches, so the table holds more than the statement under test may read."""
+    for session_id in session_ids:
+        await new_session(client, session_id)
+        for start in range(0, count, BATCH):
+            batch = [message(n) for n in range(start, min(start + BATCH, count))]
+            assert (await append(client, session_id, *batch)).status_code == 201
 
 
 async def generic_plans(

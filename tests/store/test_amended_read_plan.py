@@ -6,8 +6,8 @@ import pytest
 
 from app.api.auth import DEFAULT_TENANT
 from app.store import messages as message_store
-from tests.api.wire import append, new_session, user
-from tests.store.plans import generic_plans, index_of, rows_touched, scans
+from tests.api.wire import user
+from tests.store.plans import generic_plans, index_of, rows_touched, scans, sessions_of
 
 APPENDED = 2_000
 AMENDED = 3
@@ -17,11 +17,8 @@ AMENDED = 3
 async def test_reading_the_messages_rewritten_since_a_revision_reads_no_other(
     client: httpx.AsyncClient, direct_database_url: str, analyzed: bool
 ) -> None:
+    await sessions_of(client, ("amended", "other"), APPENDED, lambda n: user(f"q{n}", id=f"q{n}"))
     for session_id in ("amended", "other"):
-        await new_session(client, session_id)
-        for start in range(0, APPENDED, 500):
-            batch = [user(f"q{seq}", id=f"q{seq}") for seq in range(start, start + 500)]
-            assert (await append(client, session_id, *batch)).status_code == 201
         for seq in range(AMENDED):
             response = await client.patch(f"/sessions/{session_id}/messages/q{seq * 100}", json={"metadata": {"n": 1}})
             assert response.status_code == 200, response.text

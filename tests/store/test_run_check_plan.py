@@ -6,8 +6,8 @@ import pytest
 
 from app.api.auth import DEFAULT_TENANT
 from app.store import runs as run_store
-from tests.api.wire import append, new_session, user
-from tests.store.plans import generic_plans, rows_touched, scans
+from tests.api.wire import user
+from tests.store.plans import generic_plans, rows_touched, scans, sessions_of
 
 RUN_LENGTH = 20
 """How many messages name each run."""
@@ -17,14 +17,9 @@ RUN_LENGTH = 20
 async def test_asking_whether_a_message_names_a_run_reads_no_message_that_does_not(
     client: httpx.AsyncClient, direct_database_url: str, analyzed: bool
 ) -> None:
-    for session_id in ("named", "other"):
-        await new_session(client, session_id)
-        for start in range(0, 2_000, 500):
-            batch = [
-                {**user(f"q{seq}", id=f"q{seq}"), "runId": f"run{seq // RUN_LENGTH}"}
-                for seq in range(start, start + 500)
-            ]
-            assert (await append(client, session_id, *batch)).status_code == 201
+    await sessions_of(
+        client, ("named", "other"), 2_000, lambda n: {**user(f"q{n}", id=f"q{n}"), "runId": f"run{n // RUN_LENGTH}"}
+    )
 
     calls = [f"'{DEFAULT_TENANT}', 'named', '{run_id}'" for run_id in ("run3", "run-nobody-names")]
     plans = await generic_plans(
