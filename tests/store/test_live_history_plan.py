@@ -8,8 +8,8 @@ from fastapi import FastAPI
 from app.api.auth import DEFAULT_TENANT
 from app.store import messages as message_store
 from app.store.messages import MessageRepository
-from tests.api.wire import append, boundary, new_session, summary, user
-from tests.store.plans import generic_plans, rows_touched, scans
+from tests.api.wire import append, boundary, summary, user
+from tests.store.plans import generic_plans, rows_touched, scans, sessions_of
 
 HISTORY = 3_000
 TAIL = 100
@@ -19,10 +19,7 @@ TAIL = 100
 async def test_the_live_history_read_touches_only_its_own_seq_range_under_a_generic_plan(
     app: FastAPI, client: httpx.AsyncClient, direct_database_url: str, analyzed: bool
 ) -> None:
-    await new_session(client, "h")
-    for start in range(0, HISTORY - TAIL, 500):
-        batch = [user(f"q{seq}", id=f"q{seq}") for seq in range(start, min(start + 500, HISTORY - TAIL))]
-        assert (await append(client, "h", *batch)).status_code == 201
+    await sessions_of(client, ("h",), HISTORY - TAIL, lambda n: user(f"q{n}", id=f"q{n}"))
     assert (await append(client, "h", boundary("b1", through=f"q{HISTORY - TAIL - 3}"))).status_code == 201
     assert (await append(client, "h", summary("b1", "Earlier."), *map(user, ["a", "b"]))).status_code == 201
     async with app.state.database.reading() as connection:
