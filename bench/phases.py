@@ -8,7 +8,10 @@ model view already built, as the route counts it) and the response encoding; and
 through the ASGI app, cold (no window or turn kept). Apart, the accounting as ``GET /sessions/{id}/context``
 runs it, building the model view it counts. What the request costs beyond the sum of its stages is freeing
 what it built, keeping a turn for the next request and HTTP handling. A diagnostic for target 2, not a
-target: medians, the stages interleaved so they see the same machine.
+target: medians, the stages interleaved so they see the same machine. A stage's time leaves out the cycle
+collections it happened to run: one walks every young object, whichever stage crossed the threshold (the
+stages keep each other's output alive here, which the route does not all at once), so those on the whole
+window are printed apart and those on pieces left out.
 
 Last, the same stages from the model view on run on independent pieces of ``--piece`` messages, one piece
 after another, against the same stages on the whole window: not a build the route could send (pieces are not
@@ -17,6 +20,7 @@ piece's objects are still in the processor's cache for the next stage.
 """
 
 import asyncio
+import gc
 import time
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +38,7 @@ from app.providers.serializer import to_chat_messages
 from app.services.context_config import threshold_policy
 from app.services.snapshots import load_snapshot
 from app.settings import Settings
+from bench.cold_chat import CollectorClock
 from bench.dataset import seed_session
 from bench.harness import (
     TENANT,
@@ -51,32 +56,51 @@ from bench.overhead import CHAT_BODY, FLOOR_SQL
 MODEL = CHAT_BODY["model"]
 
 
-def timed(action: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float, Any]:
-    """One call, under the service's collector settings (set when the app started)."""
+COLLECTOR = "the cycle collector, in the stages on the whole window"
+
+
+def timed(
+    figures: dict[str, float], name: str, clock: CollectorClock, action: Callable[..., Any], *args: Any, **kwargs: Any
+) -> Any:
+    """One call under the service's collector settings (set when the app started), its time in ``figures``
+    without the collections it happened to run, which go to ``COLLECTOR``: a collection walks every young
+    object, whichever stage crossed the threshold, so charging it to that stage would mislead."""
+    collected = clock.seconds
     started = time.perf_counter()
     result = action(*args, **kwargs)
-    return time.perf_counter() - started, result
+    collected = clock.seconds - collected
+    figures[name] = time.perf_counter() - started - collected
+    figures[COLLECTOR] = figures.get(COLLECTOR, 0.0) + collected
+    return result
 
 
-def stages(messages: list[Any], ctx: ProjectionContext, settings: Settings) -> dict[str, float]:
+def stages(messages: list[Any], ctx: ProjectionContext, settings: Settings, clock: CollectorClock) -> dict[str, float]:
     """Each synchronous stage of the route on one loaded window, in the route's order."""
     figures: dict[str, float] = {}
-    figures["model view"], projection = timed(project, View.MODEL, messages, ctx)
-    figures["serializer"], (chat, _) = timed(to_chat_messages, projection.messages)
-    figures["settle"], (settled, _) = timed(settle, chat)
-    figures["anthropic adapter"], (payload, _) = timed(
-        to_anthropic, settled, model=MODEL, tools=(), max_output_tokens=None
+    projection = timed(figures, "model view", clock, project, View.MODEL, messages, ctx)
+    chat, _ = timed(figures, "serializer", clock, to_chat_messages, projection.messages)
+    settled, _ = timed(figures, "settle", clock, settle, chat)
+    payload, _ = timed(
+        figures, "anthropic adapter", clock, to_anthropic, settled, model=MODEL, tools=(), max_output_tokens=None
     )
     stable = stable_units("anthropic", payload, answered=answered_tail(settled.messages))
-    figures["measuring the cache prefix"], _ = timed(measure_prefix, "anthropic", payload, stable)
+    timed(figures, "measuring the cache prefix", clock, measure_prefix, "anthropic", payload, stable)
     window = ContextWindow(200_000, "model_config")
-    figures["context accounting"], _ = timed(
-        account_context, messages, window=window, policy=threshold_policy(settings), ctx=ctx, view=projection
+    policy = threshold_policy(settings)
+    timed(
+        figures,
+        "context accounting",
+        clock,
+        account_context,
+        messages,
+        window=window,
+        policy=policy,
+        ctx=ctx,
+        view=projection,
     )
-    figures["encoding the payload"], _ = timed(orjson.dumps, payload)
-    figures["GET /context's accounting, which builds the model view itself"], _ = timed(
-        account_context, messages, window=window, policy=threshold_policy(settings), ctx=ctx
-    )
+    timed(figures, "encoding the payload", clock, orjson.dumps, payload)
+    accounting = "GET /context's accounting, which builds the model view itself"
+    timed(figures, accounting, clock, account_context, messages, window=window, policy=policy, ctx=ctx)
     return figures
 
 
@@ -87,7 +111,7 @@ WHOLE = "the same stages on the whole window"
 def _pure(figure: tuple[str, float]) -> float:
     """A stage's time when it is one of the route's (``GET /context``'s accounting is not)."""
     name, seconds = figure
-    return 0.0 if name.startswith("GET") else seconds
+    return 0.0 if name.startswith("GET") or name == COLLECTOR else seconds
 
 
 async def main(database_url: str | None, count: int, repeat: int, piece: int) -> None:
@@ -98,6 +122,8 @@ async def main(database_url: str | None, count: int, repeat: int, piece: int) ->
         settings: Settings = app.state.settings
         ctx = ProjectionContext(provider=CHAT_BODY["provider"], model=MODEL)
         timings: dict[str, list[float]] = {}
+        clock = CollectorClock()
+        gc.callbacks.append(clock)
         async with in_process(app) as http:
             for round_ in range(repeat + 2):
                 figures: dict[str, float] = {}
@@ -108,9 +134,9 @@ async def main(database_url: str | None, count: int, repeat: int, piece: int) ->
                 started = time.perf_counter()
                 window = await load_snapshot(app.state.database, TENANT, "s10k")
                 figures["session read (snapshot, fetch, promotion)"] = time.perf_counter() - started
-                on_whole = stages(window.messages, ctx, settings)
+                on_whole = stages(window.messages, ctx, settings, clock)
                 figures |= on_whole
-                pieces = [stages(window.messages[n : n + piece], ctx, settings) for n in range(0, count, piece)]
+                pieces = [stages(window.messages[n : n + piece], ctx, settings, clock) for n in range(0, count, piece)]
                 figures[PIECES] = sum(sum(map(_pure, each.items())) for each in pieces)
                 figures[WHOLE] = sum(map(_pure, on_whole.items()))
                 del window, pieces
@@ -122,8 +148,13 @@ async def main(database_url: str | None, count: int, repeat: int, piece: int) ->
                 if round_ >= 2:
                     for name, seconds in figures.items():
                         timings.setdefault(name, []).append(seconds)
+        gc.callbacks.remove(clock)
         await connection.close()
-    parts = [name for name in timings if not name.startswith(("floor", "POST", "GET")) and name not in (PIECES, WHOLE)]
+    parts = [
+        name
+        for name in timings
+        if not name.startswith(("floor", "POST", "GET")) and name not in (PIECES, WHOLE, COLLECTOR)
+    ]
     for name, values in timings.items():
         print(f"{name}: {ms(median(values))}")
     whole = median(timings["POST /chat, the whole request"])
