@@ -101,16 +101,27 @@ class SessionSummary(NamedTuple):
     cache_write_tokens: int
 
 
+MAX_TOKEN_SUM = 2**53 - 1
+"""Where a sum of usage counts stops growing: the largest integer a JSON reader in JavaScript holds exactly.
+Usage is what a runtime wrote (``1e30`` is valid JSON), so a sum must neither overflow ``bigint`` nor, added
+to the others into a total, leave the range a JSON encoder writes."""
+
+
 def _token(key: str) -> str:
     """A stored usage count as a number: what is not a non-negative number counts nothing."""
     value = f"m.metadata->'usage'->'{key}'"
     return f"CASE WHEN jsonb_typeof({value}) = 'number' THEN GREATEST(({value})::numeric, 0) ELSE 0 END"
 
 
+def _token_sum(key: str, only: str = "") -> str:
+    """The sum of a usage count, saturating at ``MAX_TOKEN_SUM``."""
+    return f"LEAST(COALESCE(sum({key}){only}, 0), {MAX_TOKEN_SUM})::bigint"
+
+
 _USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
 _BILLED = "m.role = 'assistant' AND m.metadata ? 'usage' AND m.metadata->'synthetic' IS DISTINCT FROM 'true'::jsonb"
 _TOKEN_COLUMNS = ", ".join(f"{_token(key)} AS {key}" for key in _USAGE_KEYS)
-_SUMS = ", ".join(f"COALESCE(sum({key}), 0)::bigint" for key in _USAGE_KEYS)
+_SUMS = ", ".join(_token_sum(key) for key in _USAGE_KEYS)
 
 
 def _reference(value: str) -> str:
@@ -251,7 +262,7 @@ class AnalyticsRepository:
             "SELECT scoped.session_id, s.title, max(scoped.created_at), count(*), "  # noqa: S608
             f"count(*) FILTER (WHERE kind = '{Kind.USER_INPUT}'), "
             "COALESCE(sum(cardinality(tool_calls)), 0)::bigint, COALESCE(sum(cardinality(tool_errors)), 0)::bigint, "
-            + ", ".join(f"COALESCE(sum({key}) FILTER (WHERE billed), 0)::bigint" for key in _USAGE_KEYS)
+            + ", ".join(_token_sum(key, " FILTER (WHERE billed)") for key in _USAGE_KEYS)
             + " FROM scoped JOIN sessions s ON s.tenant_id = $1 AND s.id = scoped.session_id "
             f"GROUP BY scoped.session_id, s.title {having}"
             f"ORDER BY max(scoped.created_at) DESC, scoped.session_id DESC LIMIT ${len(parameters)}"

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 from app.context.catalog import bundled_catalog
 from app.main import create_app
+from app.store.analytics import MAX_TOKEN_SUM
 from tests.api.wire import append, assistant, boundary, new_session, summary, tool_call, user
 from tests.conftest import settings_for_tests
 from tests.trust.keys import API_KEYS, OTHER_TENANT, RUNTIME
@@ -103,6 +104,31 @@ async def test_a_sessions_figures_are_counted_from_its_messages(client: httpx.As
     }
     assert body["compactions"] == 1
     assert body["prunes"] == {"passes": 1, "results": 1}
+
+
+async def test_usage_counts_past_any_real_count_saturate_instead_of_failing_the_tenants_analytics(
+    client: httpx.AsyncClient,
+) -> None:
+    await new_session(client, "huge")
+    huge = {"inputTokens": 1e30, "outputTokens": 2**64 - 1, "cacheReadTokens": 2**63 - 1, "cacheWriteTokens": 7}
+    answers = [
+        assistant("One.", id="a1", **SONNET, usage=huge),
+        assistant("Two.", id="a2", **SONNET, usage=usage(10, 5)),
+    ]
+    assert (await append(client, "huge", user("Go", id="u1"), *answers)).status_code == 201
+
+    session = await client.get("/sessions/huge/analytics")
+    tenant = await client.get("/analytics")
+
+    assert session.status_code == 200, session.text
+    assert tenant.status_code == 200, tenant.text
+    tokens = session.json()["tokens"]
+    assert tokens["inputTokens"] == tokens["outputTokens"] == tokens["cacheReadTokens"] == MAX_TOKEN_SUM
+    assert tokens["cacheWriteTokens"] == 7
+    assert tokens["totalTokens"] == 3 * MAX_TOKEN_SUM + 7
+    line = tenant.json()["sessions"][0]["tokens"]
+    assert line == {key: value for key, value in tokens.items() if key != "responses"}
+    assert tenant.json()["tokens"]["inputTokens"] == MAX_TOKEN_SUM
 
 
 async def test_cost_is_per_model_with_the_catalog_and_null_where_a_model_is_unknown(client: httpx.AsyncClient) -> None:
