@@ -45,6 +45,21 @@ def loads(text: str | bytes) -> Any:
         return json.loads(text)
 
 
+def same_json(left: Any, right: Any) -> bool:
+    """Whether two decoded JSON values are the same JSON: Python's ``==`` holds ``true``, ``1`` and ``1.0``
+    equal, and ``0.0`` and ``-0.0``, which JSON spells apart. Objects compare by their members, whatever
+    their order."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(same_json(value, right[key]) for key, value in left.items())
+    if isinstance(left, list):
+        return len(left) == len(right) and all(map(same_json, left, right))
+    if isinstance(left, float):
+        return repr(left) == repr(right)
+    return bool(left == right)
+
+
 def holds_surrogate(text: str) -> bool:
     return not text.isascii() and _SURROGATE.search(text) is not None
 

@@ -29,7 +29,7 @@ from app.engine.message import EngineMessage
 from app.engine.persisted import Content, PersistedMessage
 from app.engine.promotion import promote_rows
 from app.engine.search_text import MessageFacts
-from app.lossless_json import dumps
+from app.lossless_json import dumps, same_json
 from app.projections.live_history import FIRST_SEQ
 from app.store.escaped_text import escape_strings, unescape_strings
 from app.store.events import messages_notice_sql
@@ -194,7 +194,7 @@ class NewMessage:
 
     def same_fact_as(self, stored: "NewMessage | MessageRecord") -> bool:
         """A retry is the same message when what happened is the same; metadata may have been amended."""
-        return stored.role == self.role and stored.content == self.content and stored.run_id == self.run_id
+        return stored.role == self.role and stored.run_id == self.run_id and same_json(stored.content, self.content)
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,6 +66,15 @@ async def test_same_id_with_different_content_is_409_and_stores_nothing(client: 
     assert await stored_count(client, "s1") == 1
 
 
+async def test_a_retry_whose_input_differs_only_in_json_type_is_409(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await append(client, "s1", tool_call("c1", "Deploy", id="m1", force=True))
+    for other in (1, 1.0, "true"):
+        response = await append(client, "s1", tool_call("c1", "Deploy", id="m1", force=other))
+        assert response.status_code == 409, other
+    assert (await client.get("/sessions/s1/messages/m1")).json()["content"][0]["input"] == {"force": True}
+
+
 async def test_retry_after_a_metadata_amendment_is_still_the_same_message(client: httpx.AsyncClient) -> None:
     await new_session(client)
     await append(client, "s1", tool_call("c1", "Read", id="m1"), tool_result("c1", "Read", "text", id="m2"))
@@ -77,6 +86,16 @@ async def test_retry_after_a_metadata_amendment_is_still_the_same_message(client
 async def test_duplicate_id_within_a_batch_with_other_content_is_422(client: httpx.AsyncClient) -> None:
     await new_session(client)
     response = await append(client, "s1", user("a", id="m1"), user("b", id="m1"))
+    assert response.status_code == 422
+    assert response.json()["field"] == "messages[1].id"
+    assert await stored_count(client, "s1") == 0
+
+
+async def test_duplicate_id_within_a_batch_differing_only_in_json_type_is_422(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    response = await append(
+        client, "s1", tool_call("c1", "Deploy", id="m1", force=True), tool_call("c1", "Deploy", id="m1", force=1)
+    )
     assert response.status_code == 422
     assert response.json()["field"] == "messages[1].id"
     assert await stored_count(client, "s1") == 0

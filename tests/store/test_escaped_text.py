@@ -1,9 +1,11 @@
 """Any string survives storage: escaped where ``jsonb`` cannot hold it and read back exactly, and the mark
 set at write time covers every value that needed escaping (only marked messages are unescaped on read)."""
 
+import json
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -56,3 +58,28 @@ def test_lossless_json_reads_back_what_it_wrote_and_writes_what_orjson_writes_wh
         assert written == orjson.dumps(value)
     except orjson.JSONEncodeError:
         assert written.isascii()
+
+
+def sorted_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+@given(json_values, json_values)
+def test_same_json_holds_exactly_when_both_values_write_the_same_json_with_sorted_members(
+    left: Any, right: Any
+) -> None:
+    assert lossless_json.same_json(left, right) == (sorted_json(left) == sorted_json(right))
+
+
+@given(json_values)
+def test_a_value_is_the_same_json_as_what_storage_reads_back(value: Any) -> None:
+    assert lossless_json.same_json(value, lossless_json.loads(lossless_json.dumps(value)))
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [(True, 1), (1, 1.0), (0.0, -0.0), ({"force": True}, {"force": 1}), ([1], [1.0]), (False, 0)],
+)
+def test_values_python_holds_equal_but_json_spells_apart_are_not_the_same_json(left: Any, right: Any) -> None:
+    assert left == right
+    assert not lossless_json.same_json(left, right)
