@@ -9,6 +9,7 @@ depends on the whole window (the applied compaction, a call on an earlier page),
 import hashlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 
 from app.engine.message import EngineMessage
 from app.engine.promotion import promote_all
@@ -61,11 +62,17 @@ class SessionView:
     """For the paged views, whether more lie beyond the page; None for the windowed views."""
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
+
+
 def view_etag(session_id: str, session: SessionRecord, parameters_digest: str) -> str:
     """Changes exactly when the view could: a new message (last seq), an amendment (revision), other
-    parameters, or a new projector version. The session id goes in as a digest: an id is any printable text,
-    and a header carries Latin-1 only and an ETag no ``"``."""
-    version = f"{session_id_digest(session_id)}:{session.last_seq}:{session.revision}"
+    parameters, a new projector version, or a session deleted and created again under the same id (its
+    creation time). The session id goes in as a digest: an id is any printable text, and a header carries
+    Latin-1 only and an ETag no ``"``."""
+    created = (session.created_at - EPOCH) // MICROSECOND
+    version = f"{session_id_digest(session_id)}:{created}:{session.last_seq}:{session.revision}"
     return f'W/"p:{version}:{parameters_digest}:{PROJECTOR_VERSION}"'
 
 

@@ -154,6 +154,24 @@ async def test_etag_revalidation_answers_304_until_the_session_changes(client: h
     assert after_append.status_code == 200
 
 
+async def test_a_session_deleted_and_created_again_under_its_id_does_not_revalidate_the_old_etag(
+    client: httpx.AsyncClient,
+) -> None:
+    await new_session(client)
+    await append(client, "s1", user("the old conversation", id="u1"))
+    old = await client.get("/sessions/s1/projection", params={"view": "model"})
+    assert (await client.delete("/sessions/s1")).status_code == 204
+    await new_session(client)
+    await append(client, "s1", user("a new one", id="u1"))
+
+    again = await client.get(
+        "/sessions/s1/projection", params={"view": "model"}, headers={"if-none-match": old.headers["etag"]}
+    )
+
+    assert again.status_code == 200
+    assert "a new one" in again.text
+
+
 @pytest.mark.parametrize("view", ["transcript", "debug", "export"])
 async def test_paged_views_walk_the_session_with_cursors(client: httpx.AsyncClient, view: str) -> None:
     await new_session(client)
