@@ -44,6 +44,8 @@ def read_batch(body: bytes, settings: Settings) -> AppendMessagesRequest | None:
         return None
     except json.JSONDecodeError as error:
         raise not_json(error) from None
+    except RecursionError:
+        raise too_deep() from None
     validated, errors = [], []
     for index, message in enumerate(messages):
         try:
@@ -60,6 +62,13 @@ def not_json(error: json.JSONDecodeError) -> RequestValidationError:
     """The error FastAPI raises for a body that is not JSON."""
     invalid = {"type": "json_invalid", "loc": ("body", error.pos), "msg": "JSON decode error", "input": {}}
     return RequestValidationError([{**invalid, "ctx": {"error": error.msg}}], body=error.doc)
+
+
+def too_deep() -> RequestValidationError:
+    """The error for a body nested past what Python's JSON reader follows (it raises ``RecursionError``): far
+    past any stored value's limit, so it is refused before its fields are known."""
+    error = {"type": "json_invalid", "loc": ("body",), "msg": "JSON nested too deep to read", "input": {}}
+    return RequestValidationError([{**error, "ctx": {"error": "nested too deep"}}])
 
 
 def _messages_of(text: str, settings: Settings) -> list[Any]:

@@ -21,7 +21,7 @@ from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.api.batch_body import not_json, read_batch
+from app.api.batch_body import not_json, read_batch, too_deep
 from app.api.schemas import AppendMessagesRequest
 from app.errors import TooLarge
 from app.settings import Settings
@@ -54,6 +54,8 @@ class OffLoopRoute(APIRoute):
                     decoded = await request.json()
                 except ValueError:
                     return await handler(request)  # not JSON, or not UTF-8: FastAPI answers as it does
+                except RecursionError:
+                    raise too_deep() from None
                 check_parts_budget(decoded, settings)
             else:
                 # Starlette keeps the decoded body here, and FastAPI reads it back with ``request.json()``.
@@ -99,6 +101,8 @@ def _decoded_and_validated(body: bytes, field: Any, settings: Settings) -> Any:
             raise not_json(error) from None
         except ValueError:
             raise HTTPException(400, UNPARSABLE) from None
+        except RecursionError:
+            raise too_deep() from None
     check_parts_budget(decoded, settings)
     value, errors = field.validate(decoded, {}, loc=("body",))
     if errors:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 
 from app.errors import InvalidInput
 from app.importers import ai_sdk, anthropic_messages, claude_code, openai_chat, opencode, pi
-from app.importers.imported import ImportResult
+from app.importers.imported import ImportRefused, ImportResult
 from app.importers.options import ImportOptions
 
 Importer = Callable[[bytes, ImportOptions], ImportResult]
@@ -38,4 +38,9 @@ def parse_import(format: str, data: bytes, *, strict: bool = False, session_id: 
     importer = IMPORTERS.get(format)
     if importer is None:
         raise UnknownFormat(format)
-    return importer(data, ImportOptions(strict=strict, session_id=session_id))
+    try:
+        return importer(data, ImportOptions(strict=strict, session_id=session_id))
+    except RecursionError:
+        # Python's JSON reader and writer, and the importers' walks, follow nesting by recursion: a file
+        # nested about a thousand levels deep is no session any runtime wrote.
+        raise ImportRefused(None, "not JSON a reader can follow (nested too deep)") from None

@@ -153,3 +153,40 @@ async def test_the_deepest_accepted_values_render_in_every_response(trust_app: A
 
 
 VIEWS = ("transcript", "model", "compact", "debug", "export")
+
+
+def brackets(levels: int) -> str:
+    """JSON text nesting ``levels`` arrays: past about a thousand, deeper than Python's JSON reader follows."""
+    return "[" * levels + "]" * levels
+
+
+@pytest.mark.parametrize("levels", [1_000, 1_020, 100_000])
+async def test_a_body_nested_past_what_a_json_reader_follows_is_a_422_on_every_json_route(
+    trust_app: AppFactory, levels: int
+) -> None:
+    deep = brackets(levels)
+    as_json = {"content-type": "application/json"}
+    large = " " * 300_000  # past the size from which a body is read in a worker thread
+    async with trust_app() as application, http_client(application) as c:
+        await c.post("/sessions", json={"id": "s1"})
+        answers = [
+            await c.post("/sessions", content=f'{{"metadata": {{"x": {deep}}}}}', headers=as_json),
+            await c.post("/sessions/s1/messages", content=f'{{"messages": {deep}}}', headers=as_json),
+            await c.post("/sessions/s1/messages", content=f'{{"messages": [{deep}]}}{large}', headers=as_json),
+            await c.post("/sessions/s1/messages", content=f'{{"messages": {deep}}}{large}', headers=as_json),
+            await c.post(
+                "/chat", content=f'{{"sessionId": "s1", "provider": "anthropic", "tools": {deep}}}', headers=as_json
+            ),
+            await c.patch("/sessions/s1/messages/m1", content=f'{{"metadata": {deep}}}', headers=as_json),
+        ]
+        assert [answer.status_code for answer in answers] == [422] * len(answers), [a.text for a in answers]
+        assert all(answer.headers["content-type"] == "application/problem+json" for answer in answers)
+        for format, body in [
+            ("openai-chat", deep),
+            ("openai-chat", f'{{"messages": [{{"role": "user", "content": {deep}}}]}}'),
+            ("claude-code", f'{{"type": "user", "message": {{"role": "user", "content": {deep}}}}}\n'),
+            ("pi", f'{{"type": "message", "message": {{"role": "user", "content": {deep}}}}}\n'),
+        ]:
+            imported = await c.post("/sessions/import", params={"format": format, "strict": "true"}, content=body)
+            assert imported.status_code == 422, (format, imported.text)
+        assert (await c.get("/sessions/s1")).json()["messageCount"] == 0
