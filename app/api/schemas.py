@@ -85,14 +85,29 @@ Variant = Annotated[str | None, _checked(parse_variant)]
 OutputFormatJson = Annotated[JsonValue, _checked(parse_format)]
 
 
+def _storable(value: datetime) -> datetime:
+    """A time that stays a time in UTC: ``0001-01-01T00:00:00+14:00`` is a valid RFC 3339 time that falls
+    before year 1 in UTC, where neither Python nor the database's driver can follow it."""
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("a time within the years 1 to 9999 in UTC") from None
+    return value
+
+
+Instant = Annotated[AwareDatetime, AfterValidator(_storable)]
+"""Every time a request gives: with a zone, and within the years UTC can spell."""
+_INSTANT: TypeAdapter[datetime] = TypeAdapter(Instant)
+
+
 def _instant(value: object) -> datetime:
     """opencode's times: milliseconds since the epoch (a number), or RFC 3339 text with a zone."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value / 1000, UTC)
-    return _AWARE.validate_python(value)
-
-
-_AWARE: TypeAdapter[datetime] = TypeAdapter(AwareDatetime)
+        try:
+            return datetime.fromtimestamp(value / 1000, UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError("epoch milliseconds within the years 1 to 9999") from None
+    return _INSTANT.validate_python(value)
 
 
 def _date_time_text(value: object) -> object:
@@ -102,14 +117,14 @@ def _date_time_text(value: object) -> object:
     return value
 
 
-QueryTime = Annotated[AwareDatetime, BeforeValidator(_date_time_text)]
+QueryTime = Annotated[Instant, BeforeValidator(_date_time_text)]
 
 
 class _MessageIn(WireModel):
     id: ClientId | None = None
     run_id: ClientId | None = None
     metadata: Metadata = Field(default_factory=dict)
-    created_at: AwareDatetime | None = Field(
+    created_at: Instant | None = Field(
         default=None, description="When it happened (RFC 3339, or epoch milliseconds); default now."
     )
     time: dict[str, JsonValue] | None = Field(
@@ -124,8 +139,11 @@ class _MessageIn(WireModel):
         if time is not None:
             try:
                 _instant(time.get("created"))
-            except ValidationError:
-                raise ValueError("time.created must be epoch milliseconds or an RFC 3339 time with a zone") from None
+            except (ValidationError, ValueError):
+                raise ValueError(
+                    "time.created must be epoch milliseconds or an RFC 3339 time with a zone, within the years 1 to "
+                    "9999 in UTC"
+                ) from None
         return time
 
     @model_validator(mode="after")

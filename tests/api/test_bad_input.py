@@ -73,6 +73,27 @@ BAD_BATCHES: list[tuple[str, Any, int, str]] = [
         "messages[1].createdAt",
     ),
     (
+        "createdAt before year 1 in UTC",
+        [{"role": "user", "content": "x", "createdAt": "0001-01-01T00:00:00+14:00"}],
+        422,
+        "messages[1].createdAt",
+    ),
+    (
+        "createdAt after year 9999 in UTC",
+        [{"role": "user", "content": "x", "createdAt": "9999-12-31T23:59:59-14:00"}],
+        422,
+        "messages[1].createdAt",
+    ),
+    *(
+        (
+            f"time.created of {created!r}",
+            [{"role": "user", "content": "x", "time": {"created": created}}],
+            422,
+            "messages[1].time",
+        )
+        for created in (1e20, 1e300, 10**30, "9999-12-31T23:59:59-14:00")
+    ),
+    (
         "integer past 64 bits in a tool input",
         [{"role": "assistant", "content": [{**TOOL_CALL, "input": {"k": 2**64}}]}],
         422,
@@ -111,6 +132,23 @@ async def test_malformed_envelope_is_422(client: httpx.AsyncClient, body: Any, f
     response = await client.post("/sessions/s1/messages", json=body)
     assert response.status_code == 422
     assert response.json()["errors"][0]["field"] == field
+
+
+@pytest.mark.parametrize(("path", "query"), [("/analytics", {}), ("/search", {"q": "hi"})])
+@pytest.mark.parametrize(
+    ("parameter", "value"),
+    [("from", "0001-01-01T00:00:00+14:00"), ("to", "9999-12-31T23:59:59-23:59"), ("from", "0001-01-01T00:00:00Z")],
+)
+async def test_a_query_time_at_or_past_the_edge_of_utc_is_answered_or_refused_naming_it(
+    client: httpx.AsyncClient, path: str, query: dict[str, str], parameter: str, value: str
+) -> None:
+    await new_session(client)
+    response = await client.get(path, params={**query, parameter: value})
+    if value.endswith("Z"):
+        assert response.status_code == 200, response.text
+        return
+    assert response.status_code == 422, response.text
+    assert parameter in [error["field"] for error in response.json()["errors"]]
 
 
 async def test_invalid_json_is_422(client: httpx.AsyncClient) -> None:
