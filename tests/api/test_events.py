@@ -13,6 +13,8 @@ import orjson
 import pytest
 from fastapi import FastAPI
 
+from app.api.routes.events import resume_seq
+from app.errors import BadRequest
 from app.main import create_app
 from app.services.events import (
     EventHub,
@@ -224,6 +226,29 @@ async def test_a_stream_that_falls_behind_resyncs_from_the_database_instead_of_q
     assert all(isinstance(event, MessageAmended) for event in kept)
     await events.aclose()
     assert hub.open_streams == 0
+
+
+@pytest.mark.parametrize(
+    ("last_event_id", "after", "field"),
+    [
+        ("9" * 5_000, None, "Last-Event-ID"),
+        (str(2**63), None, "Last-Event-ID"),
+        ("99999999999999999999", None, "Last-Event-ID"),
+        (None, "9" * 5_000, "after"),
+        (None, str(2**63), "after"),
+    ],
+)
+def test_a_resume_point_past_any_seq_is_a_400_naming_it(
+    last_event_id: str | None, after: str | None, field: str
+) -> None:
+    with pytest.raises(BadRequest) as refused:
+        resume_seq("s1", last_event_id, after)
+    assert refused.value.extensions["field"] == field
+
+
+def test_the_largest_seq_is_a_resume_point() -> None:
+    assert resume_seq("s1", str(2**63 - 1), None) == 2**63 - 1
+    assert resume_seq("s1", None, "007") == 7
 
 
 def test_a_subscription_holds_at_most_its_queue_and_folds_message_notices_into_one_seq() -> None:

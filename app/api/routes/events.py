@@ -36,6 +36,7 @@ from app.services.events import (
 )
 from app.services.messages import response_budget
 from app.store.events import NoticeKind
+from app.store.storable import INT64
 
 log = logging.getLogger("projector.events")
 router = APIRouter(tags=["events"])
@@ -87,14 +88,30 @@ async def follow(
 
 def resume_seq(session_id: str, last_event_id: str | None, after: str | None) -> int | None:
     if last_event_id is not None:
-        if not last_event_id.isascii() or not last_event_id.isdigit():
+        seq = _seq(last_event_id)
+        if seq is None:
             raise BadRequest("Last-Event-ID: the seq of the last message event received", field="Last-Event-ID")
-        return int(last_event_id)
+        return seq
     if after is None:
         return None
     if after.isascii() and after.isdigit():
-        return int(after)
+        seq = _seq(after)
+        if seq is None:
+            raise BadRequest("after: a seq, or a cursor from the message listing", field="after")
+        return seq
     return read_message_cursor(after, session_id, "after")
+
+
+def _seq(text: str) -> int | None:
+    """A seq as decimal digits, or None: a seq is a ``bigint`` (and past 4,300 digits Python refuses to read
+    the number at all)."""
+    if not text.isascii() or not text.isdigit():
+        return None
+    try:
+        seq = int(text)
+    except ValueError:
+        return None
+    return seq if seq in INT64 else None
 
 
 async def server_sent(events: AsyncIterator[LiveEvent], session_id: str) -> AsyncIterator[bytes]:
