@@ -505,6 +505,13 @@ class CompactionRequest(WireModel):
     instructions: str | None = Field(default=None, max_length=10_000, description="Extra guidance for the summarizer.")
     projection: ProjectionOptions = Field(default_factory=ProjectionOptions)
 
+    @field_validator("summary_id")
+    @classmethod
+    def _not_the_boundarys(cls, summary_id: str | None, info: ValidationInfo) -> str | None:
+        if summary_id is not None and summary_id == info.data.get("boundary_id"):
+            raise ValueError("the summary and its boundary are two messages: summaryId must differ from boundaryId")
+        return summary_id
+
 
 class PruneRequest(WireModel):
     dry_run: bool = Field(default=False, description="Report what would be pruned, mark nothing.")

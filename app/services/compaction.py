@@ -39,6 +39,7 @@ from app.errors import (
     InvalidInput,
     MessageConflict,
     NotFound,
+    ProjectorError,
     SummarizerFailed,
 )
 from app.projections.types import ProjectionContext
@@ -175,9 +176,28 @@ async def _compact_under_lease(
     except context_errors.SummarizerError as failed:
         raise SummarizerFailed(f"summarizer: {failed.detail}", reason=failed.reason) from failed
     inputs = [MessageInput(role=m.role, content=m.content, id=m.id, metadata=m.metadata) for m in plan.messages]
-    batch = prepare_batch(inputs, caller, settings, now)
+    try:
+        batch = prepare_batch(inputs, caller, settings, now)
+    except ProjectorError as refused:
+        raise _as_asked(refused) from None
     boundary, summary = await _write(database, caller.tenant_id, ask.session_id, lease, selection, batch)
     return Compacted(boundary, summary, plan.boundary.metadata["compaction"], plan.tokens_after)
+
+
+_ASKED_IDS = ("boundaryId", "summaryId")
+"""The request field that names each message the compaction appends: the boundary, then the summary."""
+
+
+def _as_asked(refused: ProjectorError) -> ProjectorError:
+    """The append's checks name the fields of the batch they checked (``messages[1].content``...); the caller
+    sent ``boundaryId``, ``summaryId`` and ``summary``, so that is what the refusal names."""
+    field = str(refused.extensions.get("field", ""))
+    for index, id_field in enumerate(_ASKED_IDS):
+        where = f"messages[{index}]"
+        if field.startswith(where):
+            asked = id_field if field == f"{where}.id" or index == 0 else "summary"
+            return type(refused)(refused.detail.replace(field, asked, 1), **{**refused.extensions, "field": asked})
+    return refused
 
 
 async def _write(
@@ -201,8 +221,9 @@ async def _write(
         await _check_unchanged(repository, session_id, selection)
         result = await repository.append(session_id, last_seq, batch)
         if result.conflicts:
-            _, taken = result.conflicts[0]
-            raise MessageConflict(f"id '{taken}' is already stored in this session", field="boundaryId")
+            index, taken = result.conflicts[0]
+            field = _ASKED_IDS[index]
+            raise MessageConflict(f"{field}: id '{taken}' is already stored in this session", field=field)
         await leases.release(session_id, lease)
         boundary, summary = result.messages
         await notify_compaction(connection, tenant_id, session_id, boundary, summary)

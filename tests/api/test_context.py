@@ -205,6 +205,9 @@ async def test_the_summarizer_writes_the_summary_from_the_compact_view(
         ({"summary": "S", "throughMessageId": "call2"}, 422, "throughMessageId"),
         ({"summary": "S", "throughMessageId": "ghost"}, 422, "throughMessageId"),
         ({}, 422, "summary"),
+        ({"summary": "S", "boundaryId": "same", "summaryId": "same"}, 422, "summaryId"),
+        ({"summary": "S", "boundaryId": "u1"}, 409, "boundaryId"),
+        ({"summary": "S", "summaryId": "u1"}, 409, "summaryId"),
     ],
 )
 async def test_refused_compactions_write_nothing(
@@ -215,6 +218,16 @@ async def test_refused_compactions_write_nothing(
         response = await client.post("/sessions/s1/compactions", json=body)
         assert response.status_code == status, response.text
         assert response.json()["field"] == field
+        assert (await client.get("/sessions/s1")).json()["messageCount"] == 8
+
+
+async def test_a_summary_past_the_message_size_limit_is_413_naming_the_summary(database_url: str) -> None:
+    async with service(database_url, max_message_bytes=4_000) as client:
+        await seed_history(client, turns=2)
+        response = await client.post("/sessions/s1/compactions", json={"summary": "s" * 5_000})
+        assert response.status_code == 413, response.text
+        assert response.json()["field"] == "summary"
+        assert response.json()["detail"].startswith("summary")
         assert (await client.get("/sessions/s1")).json()["messageCount"] == 8
 
 
