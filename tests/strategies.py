@@ -169,6 +169,20 @@ def _flags(draw: st.DrawFn) -> dict[str, Any]:
     return flags
 
 
+_IMAGES = st.sampled_from(
+    [
+        ("iVBORw0KGgo=", "image/png"),
+        ("iVBORw0KGgo=", "image/jpeg"),
+        ("iVBORw0KGgo=", None),
+        ("R0lGODlhAQABAAAAACw=", "image/gif"),
+        ("Qk0eAAAAAAAAABoAAAAMAAAA", None),
+        ("PHN2Zz4=", "image/svg+xml"),
+    ]
+)
+"""Images as runtimes store them: labelled right, labelled as another type than their bytes, unlabelled, and
+of types some providers cannot read."""
+
+
 @st.composite
 def _user_turn(draw: st.DrawFn) -> list[PersistedMessage]:
     text = draw(texts)
@@ -176,7 +190,7 @@ def _user_turn(draw: st.DrawFn) -> list[PersistedMessage]:
         return [b.user(text, **draw(_FLAGS))]
     parts = [b.text_part(text)]
     if draw(_COIN):
-        parts.append(b.image_part())
+        parts.append(b.image_part(*draw(_IMAGES)))
     if draw(_ONE_IN_FIVE) == 0:
         parts.append(b.file_part())
     return [b.user(parts, **draw(_FLAGS))]

@@ -30,6 +30,7 @@ from app.projections.types import Repair
 from app.providers.anthropic import ADAPTIVE_FROM, EFFORT_LEVELS, MIN_THINKING_BUDGET, claude_version
 from app.providers.conversation import Settled, unsettled, wrap_system_note
 from app.providers.gemini import SKIP_SIGNATURE, is_gemini_3, thinking_config
+from app.providers.media import part_media, signature_type
 from app.providers.request_settings import NO_SETTINGS, Effort, RequestSettings
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
@@ -64,7 +65,7 @@ def to_ai_sdk(
                     {"role": "user", "content": [{"type": "text", "text": wrap_system_note(message["content"])}]}
                 )
             case "user":
-                messages.append({"role": "user", "content": list(message["content"])})
+                messages.append({"role": "user", "content": [_user_part(part) for part in message["content"]]})
             case "assistant":
                 content = _assistant(message["content"], ids, namespace, gemini_3, repairs)
                 messages.append({"role": "assistant", "content": content})
@@ -129,6 +130,18 @@ def _assistant(
             part = _result(part, ids, repairs)
         content.append(part)
     return content
+
+
+def _user_part(part: dict[str, Any]) -> dict[str, Any]:
+    """The part as stored, but an image or file labelled as another type than its bytes are: the SDK sends
+    the label, and Anthropic refuses an image whose bytes do not match it."""
+    if part["type"] not in ("image", "file"):
+        return part
+    media = part_media(part)
+    found = signature_type(media.base64) if media.base64 is not None else None
+    if found is None or found == part.get("mediaType"):
+        return part
+    return {**part, "mediaType": found}
 
 
 def _keyed(part: dict[str, Any], namespace: str) -> dict[str, Any]:

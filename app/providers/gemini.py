@@ -27,11 +27,13 @@ MAX_CALL_ID = 64
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """Google's documented last resort for a Gemini 3 function call replayed without its signature."""
 _BASE64 = re.compile(r"^[A-Za-z0-9+/_-]+={0,2}$")
-INLINE_PREFIXES = ("image/", "audio/", "video/", "text/")
+INLINE_PREFIXES = ("audio/", "video/", "text/")
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"})
+"""The images Gemini reads; any other (GIF, SVG, BMP) is named in text, as for the other targets."""
 MAX_THINKING_BUDGET = 24_576
 """Gemini 2.5 Flash's largest thinking budget (Pro's is 32,768; the smaller fits both)."""
 MIN_PRO_BUDGET = 128
-INLINE_TYPES = frozenset({"application/pdf"})
+INLINE_TYPES = IMAGE_TYPES | {"application/pdf"}
 
 
 def to_gemini(

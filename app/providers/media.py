@@ -15,9 +15,12 @@ _MAGIC: tuple[tuple[str, str], ...] = (
     ("/9j/", "image/jpeg"),
     ("R0lGOD", "image/gif"),
     ("UklGR", "image/webp"),
+    ("Qk", "image/bmp"),
     ("JVBERi0", "application/pdf"),
 )
-"""Base64 prefixes of common file signatures, for parts stored without a media type."""
+"""Base64 prefixes of common file signatures. What the bytes are wins over the type a part was stored with:
+Anthropic refuses an image whose bytes do not match its ``media_type`` ("Image does not match the provided
+media type"), and a runtime that saves a screenshot as ``.jpg`` labels PNG bytes ``image/jpeg``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,16 +54,18 @@ def unreadable(media: Media) -> str:
 
 
 def read_media(data: str, media_type: str | None, filename: str | None = None, *, image: bool = False) -> Media:
-    """What ``data`` holds; the media type falls back to the data URL's, the file signature, the URL's
-    extension, and for an ``image`` part to ``image/png`` (an image part is an image even unlabelled)."""
+    """What ``data`` holds. Its media type is the file signature's where the bytes have a known one, else the
+    part's, the data URL's, the URL's extension, and for an ``image`` part ``image/png`` (an image part is an
+    image even unlabelled)."""
     stripped = data.strip()
     fallback = "image/png" if image else "application/octet-stream"
     if match := _DATA_URL.match(stripped):
-        found = media_type or match.group("type") or sniff(match.group("data"), fallback)
-        return Media(found, base64=match.group("data"), filename=filename)
+        base64 = match.group("data")
+        found = signature_type(base64) or media_type or match.group("type") or fallback
+        return Media(found, base64=base64, filename=filename)
     if stripped.startswith(("http://", "https://")):
         return Media(media_type or _from_extension(stripped, fallback), url=stripped, filename=filename)
-    return Media(media_type or sniff(stripped, fallback), base64=stripped, filename=filename)
+    return Media(signature_type(stripped) or media_type or fallback, base64=stripped, filename=filename)
 
 
 def part_media(part: dict[str, Any]) -> Media:
@@ -74,11 +79,12 @@ def part_media(part: dict[str, Any]) -> Media:
             raise ValueError(f"a {other!r} part holds no medium")
 
 
-def sniff(base64: str, fallback: str = "application/octet-stream") -> str:
+def signature_type(base64: str) -> str | None:
+    """The media type the bytes' file signature names, if it is one of ``_MAGIC``."""
     for prefix, media_type in _MAGIC:
         if base64.startswith(prefix):
             return media_type
-    return fallback
+    return None
 
 
 _EXTENSIONS = {

@@ -376,6 +376,10 @@ _GEMINI_DATA = (
 )
 
 
+_GEMINI_IMAGES = frozenset({"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"})
+"""The image types Gemini's documentation lists; it answers any other with "Unsupported MIME type"."""
+
+
 def gemini(payload: dict[str, Any], *, model: str = "") -> list[str]:
     errors: list[str] = []
     contents = payload.get("contents") or []
@@ -404,6 +408,9 @@ def gemini(payload: dict[str, Any], *, model: str = "") -> list[str]:
                 )
             if "text" in part and _blank(part["text"]):
                 errors.append(f"contents[{n}].parts[{m}].text: empty text part")
+            mime = str(part.get("inlineData", part.get("fileData", {})).get("mimeType", ""))
+            if mime.startswith("image/") and mime not in _GEMINI_IMAGES:
+                errors.append(f"contents[{n}].parts[{m}]: Unsupported MIME type: {mime}")
             if "functionResponse" in part and not isinstance(part["functionResponse"].get("response"), dict):
                 errors.append(f"contents[{n}].parts[{m}].functionResponse.response: must be an object")
         calls = [part["functionCall"] for part in parts if "functionCall" in part]

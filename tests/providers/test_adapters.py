@@ -57,6 +57,29 @@ def test_openai_assistant_media_moves_to_a_user_message() -> None:
     assert messages[2]["role"] == "user" and messages[2]["content"][1]["type"] == "image_url"
 
 
+PNG_BYTES = "iVBORw0KGgoAAAANSUhEUg=="
+BMP_BYTES = "Qk0eAAAAAAAAABoAAAAMAAAA"
+
+
+@pytest.mark.parametrize("provider", SUPPORTED_PROVIDERS)
+def test_an_image_is_sent_as_what_its_bytes_are_not_as_what_it_was_labelled(provider: str) -> None:
+    built = payload(provider, user([text_part("see"), image_part(PNG_BYTES, media_type="image/jpeg")]))
+    assert "image/png" in str(built)
+    assert "image/jpeg" not in str(built)
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic", "gemini"])
+@pytest.mark.parametrize(
+    ("data", "media_type"), [(BMP_BYTES, None), (BMP_BYTES, "image/png"), ("PHN2Zz4=", "image/svg+xml")]
+)
+def test_an_image_type_the_provider_cannot_read_is_named_in_text(
+    provider: str, data: str, media_type: str | None
+) -> None:
+    built = payload(provider, user([text_part("see"), image_part(data, media_type=media_type)]))
+    assert "Cannot read" in str(built)
+    assert data not in str(built)
+
+
 def test_anthropic_keeps_tool_result_images_inside_the_result() -> None:
     messages = payload("anthropic", user("go"), tool_call("c", "Read"), tool_results(SCREENSHOT))["messages"]
     result = messages[2]["content"][0]
