@@ -17,7 +17,9 @@ reasoning effort goes into ``providerOptions`` under that provider's name. A bar
 nothing a model wrote is then kept for it.
 
 The SDK may hand these messages to any provider, so the payload keeps the strictest rules of all: system
-text only in ``system`` (later notes as wrapped user text), every call answered by the next ``tool`` message
+text only in ``system`` (later notes as wrapped user text), a user turn first, tools defined wherever the
+history holds calls (unless the provider is one that takes such a history without them), every call
+answered by the next ``tool`` message
 (except the calls its provider ran, answered in the turn), ids in ``[a-zA-Z0-9_-]`` and at most 40 characters,
 no empty text, and tool outputs in forms AI SDK v5 and v6 both accept (text, json, error-text, error-json,
 and content with ``text``/``media`` items).
@@ -27,17 +29,20 @@ from typing import Any
 
 from app.engine.model_ref import ModelRef, model_ref, provider_family
 from app.projections.types import Repair
-from app.providers.anthropic import ADAPTIVE_FROM, EFFORT_LEVELS, MIN_THINKING_BUDGET, claude_version
-from app.providers.conversation import Settled, unsettled, wrap_system_note
+from app.providers.anthropic import ADAPTIVE_FROM, EFFORT_LEVELS, MIN_THINKING_BUDGET, PLACEHOLDER_TOOL, claude_version
+from app.providers.conversation import START, Settled, unsettled, wrap_system_note
 from app.providers.gemini import SKIP_SIGNATURE, is_gemini_3, thinking_config
 from app.providers.media import part_media, signature_type
 from app.providers.request_settings import NO_SETTINGS, Effort, RequestSettings
-from app.providers.tool_definitions import ToolDefinition
+from app.providers.tool_definitions import EMPTY_OBJECT_SCHEMA, ToolDefinition
 from app.providers.tool_ids import ToolIdMap
 from app.providers.tool_output import read_output
 
 MAX_TOOL_CALL_ID = 40
 """OpenAI's limit, the tightest of the providers the SDK may forward these ids to."""
+TOOL_HISTORY_WITHOUT_TOOLS = frozenset({"openai", "google"})
+"""The families whose APIs take a history of tool calls in a request that defines no tools; Anthropic (and
+Claude on Bedrock) refuse one, so their payloads get a placeholder tool, as the ``anthropic`` target's do."""
 NAMESPACES = {"google-vertex": "vertex", "vertex": "vertex", "amazon-bedrock": "bedrock", "bedrock": "bedrock"}
 """The ``providerOptions`` key an SDK provider reads, where it is not the provider's own name."""
 
@@ -74,16 +79,29 @@ def to_ai_sdk(
                 messages.append({"role": "tool", "content": results})
             case other:
                 unsettled("ai-sdk", f"a {other!r} message")
+    if messages and messages[0]["role"] != "user" and settled.opens_conversation:
+        messages.insert(0, {"role": "user", "content": [{"type": "text", "text": START}]})
+        # Listed first, where the turn goes: what follows is listed message by message.
+        repairs.insert(
+            0, Repair("starts-on-assistant", f"ai-sdk: added a user turn {START!r} before the first assistant turn")
+        )
     payload: dict[str, Any] = {"model": model}
     if settled.system:
         payload["system"] = settled.system
     payload["messages"] = messages
     if tools:
         payload["tools"] = {tool.name: _tool(tool) for tool in tools}
+    elif (target is None or target.family not in TOOL_HISTORY_WITHOUT_TOOLS) and _holds_tool_calls(messages):
+        placeholder = {"description": PLACEHOLDER_TOOL["description"], "inputSchema": EMPTY_OBJECT_SCHEMA}
+        payload["tools"] = {PLACEHOLDER_TOOL["name"]: placeholder}
+        repairs.append(
+            Repair("tools-required", "ai-sdk: history has tool calls but no tools were given; added a placeholder tool")
+        )
     if max_output_tokens is not None:
         payload["maxOutputTokens"] = max_output_tokens
     if settings.effort is not None:
-        options = _effort_options(settings.effort, target, max_output_tokens)
+        ceiling = max_output_tokens if max_output_tokens is not None else settings.output_limit
+        options = _effort_options(settings.effort, target, ceiling)
         if namespace is None or options is None:
             repairs.append(Repair("effort-unsupported", f"ai-sdk: no reasoning option is known for {model}"))
         elif options.get("thinking", {}).get("type", "disabled") != "disabled" and not _loop_turn_thinks(messages):
@@ -98,6 +116,15 @@ def to_ai_sdk(
             output["description"] = settings.output.description
         payload["output"] = output
     return payload, repairs + ids.repairs()
+
+
+def _holds_tool_calls(messages: list[dict[str, Any]]) -> bool:
+    return any(
+        part["type"] == "tool-call"
+        for message in messages
+        if message["role"] == "assistant"
+        for part in message["content"]
+    )
 
 
 def sdk_namespace(provider: str | None) -> str | None:
@@ -173,9 +200,10 @@ def _loop_turn_thinks(messages: list[dict[str, Any]]) -> bool:
     return first["type"] == "reasoning" and bool(anthropic.get("signature") or anthropic.get("redactedData"))
 
 
-def _effort_options(effort: Effort, target: ModelRef | None, max_output_tokens: int | None) -> dict[str, Any] | None:
+def _effort_options(effort: Effort, target: ModelRef | None, ceiling: int | None) -> dict[str, Any] | None:
     """The reasoning effort in the options of the SDK's provider: ``reasoningEffort`` for OpenAI, ``thinking``
-    for Anthropic (adaptive with an ``effort`` from Claude 4.6 on), ``thinkingConfig`` for Google."""
+    for Anthropic (adaptive with an ``effort`` from Claude 4.6 on, else a budget under ``ceiling``, the
+    answer's room), ``thinkingConfig`` for Google."""
     model = target.model if target is not None and target.model else ""
     match target.family if target is not None else None:
         case "openai":
@@ -187,8 +215,8 @@ def _effort_options(effort: Effort, target: ModelRef | None, max_output_tokens: 
             if version is not None and version >= ADAPTIVE_FROM:
                 return {"thinking": {"type": "adaptive"}, "effort": EFFORT_LEVELS[effort.as_level()]}
             budget = max(effort.as_budget(), MIN_THINKING_BUDGET)
-            if max_output_tokens is not None:
-                budget = min(budget, max(max_output_tokens - 1, MIN_THINKING_BUDGET))
+            if ceiling is not None:
+                budget = min(budget, max(ceiling - 1, MIN_THINKING_BUDGET))
             return {"thinking": {"type": "enabled", "budgetTokens": budget}}
         case "google":
             config = thinking_config(effort, model)

@@ -76,6 +76,10 @@ class RequestSettings:
     output: OutputFormat | None = None
     prefill: bool = False
     """End the payload on the trailing assistant turn, for the model to continue it."""
+    output_limit: int | None = None
+    """The model's output limit (the catalog's) where the request sets no ``maxOutputTokens``: a thinking
+    budget stays under it, since an SDK that caps the answer at the limit would leave the budget past it. Not
+    sent itself."""
 
 
 NO_SETTINGS = RequestSettings()

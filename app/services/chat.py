@@ -218,7 +218,7 @@ class _Plan:
             tools=asked.tools,
             mutations=ask.mutations,
             max_output_tokens=self.max_output if ask.provider == "anthropic" else ask.max_output_tokens,
-            settings=asked.settings,
+            settings=dataclasses.replace(asked.settings, output_limit=self.max_output),
             tool_switches=asked.tool_switches,
             cache=self.target,
             continues=continues,

@@ -110,3 +110,36 @@ async def test_the_reasoning_effort_goes_into_the_providers_own_options(client: 
     }
     for model, options in cases.items():
         assert (await chat(client, model, variant="high"))["payload"]["providerOptions"] == options, model
+
+
+async def test_a_thinking_budget_past_the_models_output_limit_is_cut_under_it(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await append(client, "s1", user("Think very hard"))
+    for model, limit in [("anthropic/claude-sonnet-4-5", 64_000), ("anthropic/claude-opus-4-1", 32_000)]:
+        payload = (await chat(client, model, variant="100000"))["payload"]
+        assert payload["providerOptions"]["anthropic"]["thinking"]["budgetTokens"] == limit - 1, model
+        assert "maxOutputTokens" not in payload
+        asked = (await chat(client, model, variant="100000", maxOutputTokens=5_000))["payload"]
+        assert asked["providerOptions"]["anthropic"]["thinking"]["budgetTokens"] == 4_999
+
+
+async def test_a_claude_history_of_calls_with_no_tools_gets_the_placeholder_tool(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    call = {"type": "tool-call", "toolCallId": "c1", "toolName": "ls", "input": {}}
+    await append(client, "s1", user("What is here?"), assistant([call]), tool_result("c1", "ls", "README.md"))
+    claude = (await chat(client, "anthropic/claude-sonnet-4-5"))["payload"]
+    assert list(claude["tools"]) == ["no_tools_available"]
+    gpt = (await chat(client, "openai/gpt-5"))["payload"]
+    assert "tools" not in gpt
+
+
+@pytest.mark.parametrize("model", ["anthropic/claude-sonnet-4-5", "google/gemini-2.5-pro", "openai/gpt-5"])
+async def test_a_history_that_opens_on_the_assistant_gets_a_user_turn_first(
+    client: httpx.AsyncClient, model: str
+) -> None:
+    await new_session(client)
+    await append(client, "s1", assistant("Hello! How can I help?"), user("Fix the build"))
+    answer = await chat(client, model)
+    first = answer["payload"]["messages"][0]
+    assert first == {"role": "user", "content": [{"type": "text", "text": "[Start of conversation]"}]}
+    assert "starts-on-assistant" in str(answer["diagnostics"])

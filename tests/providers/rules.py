@@ -11,6 +11,9 @@ from typing import Any
 
 import orjson
 
+from app.context.catalog import bundled_catalog, default_max_output_tokens
+from app.engine.model_ref import model_ref
+
 _ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 _SAFE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 
@@ -516,6 +519,23 @@ def ai_sdk(payload: dict[str, Any], *, prefill: bool = False) -> list[str]:
         errors.append(f"Tool results are missing for tool calls {', '.join(pending)}.")
     if messages[-1].get("role") == "assistant" and not prefill:
         errors.append("messages: the conversation must not end on an assistant message")
+    if messages[0].get("role") != "user":
+        errors.append('messages: first message must use the "user" role')
+    return errors + _ai_sdk_downstream(payload, bool(seen))
+
+
+def _ai_sdk_downstream(payload: dict[str, Any], calls: bool) -> list[str]:
+    """What the provider the SDK forwards to refuses: Claude a history of calls with no tools defined, and a
+    thinking budget at or past the answer's room (the SDK caps ``max_tokens`` at the model's limit)."""
+    model = str(payload.get("model", ""))
+    target = model_ref(model)
+    errors = []
+    if calls and not payload.get("tools") and (target is None or target.family not in ("openai", "google")):
+        errors.append("Requests which include `tool_use` or `tool_result` blocks must define tools.")
+    budget = (((payload.get("providerOptions") or {}).get("anthropic") or {}).get("thinking") or {}).get("budgetTokens")
+    room = payload.get("maxOutputTokens") or default_max_output_tokens(bundled_catalog(), "ai-sdk", model)
+    if budget is not None and room is not None and budget >= room:
+        errors.append("`max_tokens` must be greater than `thinking.budget_tokens`.")
     return errors
 
 
