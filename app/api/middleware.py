@@ -4,7 +4,8 @@
 logs one line per request and records metrics. ``HeaderLimit`` answers 431 problem+json to a request whose
 headers are too many or too large in total, before anything else reads them. ``BodyLimit`` answers 413
 problem+json once a body grows past the limit, counting the bytes actually received rather than trusting
-``Content-Length``.
+``Content-Length``, and 408 once no part of an unfinished body has arrived for ``idle_seconds``: a client
+that sends its headers and stalls would otherwise hold its connection open for good.
 """
 
 import logging
@@ -13,6 +14,7 @@ import time
 import uuid
 
 import orjson
+from anyio import fail_after
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -87,9 +89,10 @@ class HeaderLimit:
 
 
 class BodyLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, idle_seconds: float) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.idle_seconds = idle_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -100,14 +103,25 @@ class BodyLimit:
             await self._reject(scope, send)
             return
         received = 0
+        complete = False
 
         async def counting_receive() -> Message:
             # Raised inside the route's body read, where the framework turns an HTTPException into
-            # our problem+json 413 (any other exception there would become a 400).
-            nonlocal received
-            message = await receive()
+            # our problem+json 413 or 408 (any other exception there would become a 400). Once the body is
+            # complete, a wait is for the client to leave (a streamed answer listens for it): no limit then.
+            nonlocal received, complete
+            if complete:
+                return await receive()
+            try:
+                with fail_after(self.idle_seconds):
+                    message = await receive()
+            except TimeoutError:
+                raise HTTPException(
+                    408, f"body: no part of the request body arrived for {self.idle_seconds:g} s"
+                ) from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
+                complete = not message.get("more_body", False)
                 if received > self.max_bytes:
                     raise HTTPException(413, f"body: the request body exceeds {self.max_bytes} bytes")
             return message

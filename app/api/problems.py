@@ -27,7 +27,13 @@ UNAVAILABLE_SQLSTATES = {
 does serialization_failure, which only a hot standby raises here (no transaction is SERIALIZABLE, and a
 REPEATABLE READ one only reads): its replay needed rows the read could still see."""
 
-HTTP_SLUGS = {404: "not-found", 405: "method-not-allowed", 406: "not-acceptable", 413: "too-large"}
+HTTP_SLUGS = {
+    404: "not-found",
+    405: "method-not-allowed",
+    406: "not-acceptable",
+    408: "request-timeout",
+    413: "too-large",
+}
 
 
 def problem(error: ProjectorError, request: Request) -> ProblemResponse:
