@@ -65,7 +65,24 @@ def message_facts(kind: Kind, content: Content, metadata: Mapping[str, Any]) -> 
                     errors.append(name)
     if kind is Kind.BASH_EXECUTION and isinstance(metadata.get("output"), str):
         pieces.append(metadata["output"])
-    return MessageFacts(storable_text("\n".join(pieces)), tuple(calls), tuple(results), tuple(errors))
+    return MessageFacts(searchable(storable_text("\n".join(pieces))), tuple(calls), tuple(results), tuple(errors))
+
+
+TAG_BREAK = "<\u200b"
+"""``<`` and a zero-width space: what every ``<`` of searchable text becomes (``searchable``)."""
+
+
+def searchable(text: str) -> str:
+    """Text as PostgreSQL's search parser should read it, word by word. The parser takes ``<div class="x">``
+    for an HTML tag and drops it, and drops all of a ``<script>`` element and what follows it, which in code,
+    prompts and tool output is text someone searches for. A zero-width space after each ``<`` makes it text
+    again and shows nothing in a snippet; ``as_written`` takes it out. Used on stored text and on queries."""
+    return text.replace("<", TAG_BREAK)
+
+
+def as_written(text: str) -> str:
+    """Searchable text (a snippet) as it was written."""
+    return text.replace(TAG_BREAK, "<")
 
 
 def storable_text(text: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.engine.search_text import MessageFacts
+from app.engine.search_text import MessageFacts, as_written, searchable
 from app.store.replicas import driver
 
 HIGHLIGHT_START = "\ue000"
@@ -81,7 +81,7 @@ class SearchRepository:
 
     async def search(self, given: SearchFilter, *, limit: int, after: SearchKey | None) -> tuple[list[SearchHit], bool]:
         """The ``limit`` best hits after ``after``, best first, and whether more follow."""
-        parameters: list[Any] = [self._tenant, given.config, given.query]
+        parameters: list[Any] = [self._tenant, given.config, searchable(given.query)]
 
         def bind(value: Any) -> str:
             parameters.append(value)
@@ -117,5 +117,5 @@ class SearchRepository:
             "ORDER BY hit.rank DESC, hit.session_id, hit.seq"
         )
         rows = await (await driver(self._db)).fetch(sql, *parameters)
-        hits = [SearchHit._make(row) for row in rows]
+        hits = [SearchHit._make((*row[:-1], as_written(row[-1]))) for row in rows]
         return hits[:limit], len(hits) > limit

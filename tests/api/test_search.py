@@ -91,6 +91,34 @@ async def test_stored_markup_comes_back_escaped_around_the_marks(client: httpx.A
     assert "<b>" not in hit["snippet"]
 
 
+MARKUP = (
+    '<div className="sidebar"><img src="logo.png"></div>\n'
+    "<system-reminder>The user opened a file.</system-reminder>\n"
+    "<script>renderWidget(config)</script> and then the deploy"
+)
+
+
+@pytest.mark.parametrize(
+    "words", ["sidebar", "className", "logo.png", "system-reminder", "renderWidget", "deploy", "<div>"]
+)
+async def test_text_that_looks_like_markup_is_searched_word_by_word(client: httpx.AsyncClient, words: str) -> None:
+    await new_session(client, "markup")
+    await append(client, "markup", tool_result("c1", "read_file", MARKUP, id="r1"))
+
+    hits = (await search(client, q=words))["hits"]
+
+    assert [hit["messageId"] for hit in hits] == ["r1"], words
+
+
+async def test_a_snippet_shows_markup_as_it_was_written_escaped(client: httpx.AsyncClient) -> None:
+    await new_session(client, "markup")
+    await append(client, "markup", user('see <div className="sidebar">the menu</div>', id="u1"))
+
+    [hit] = (await search(client, q="sidebar"))["hits"]
+
+    assert hit["snippet"] == 'see &lt;div className="<mark>sidebar</mark>"&gt;the menu&lt;/div&gt;'
+
+
 async def test_a_session_search_sees_only_that_session_and_an_unknown_one_is_404(client: httpx.AsyncClient) -> None:
     await seed_build_session(client)
     await new_session(client, "other")

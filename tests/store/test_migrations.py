@@ -273,7 +273,7 @@ async def messages_schema(url: str) -> tuple[list[Any], list[Any]]:
 async def test_indexes_built_beforehand_as_the_upgrading_guide_says_give_the_schema_a_plain_upgrade_builds(
     empty_database: str, database_server: str
 ) -> None:
-    assert len(statements_before_upgrading()) == 4
+    assert len(statements_before_upgrading()) == 5
     await asyncio.to_thread(migrations.upgrade, empty_database, "0010")
     connection = await asyncpg.connect(plain_dsn(empty_database))
     try:
@@ -288,3 +288,32 @@ async def test_indexes_built_beforehand_as_the_upgrading_guide_says_give_the_sch
         assert await messages_schema(empty_database) == await messages_schema(plain)
     finally:
         await drop_database(database_server, plain)
+
+
+@pytest.mark.parametrize("beforehand", [False, True], ids=["by the migration", "by the guide's batches first"])
+async def test_text_stored_before_markup_was_searchable_becomes_searchable_once(
+    empty_database: str, beforehand: bool
+) -> None:
+    await asyncio.to_thread(migrations.upgrade, empty_database, "0012")
+    connection = await asyncpg.connect(plain_dsn(empty_database))
+    try:
+        await connection.execute("INSERT INTO sessions (tenant_id, id, last_seq) VALUES ('default', 's1', 1)")
+        await connection.execute(
+            "INSERT INTO messages (tenant_id, session_id, seq, id, role, kind, content, metadata, search_text)"
+            " VALUES ('default', 's1', 1, 'u1', 'user', 'user_input', $1::json, '{}', $2)",
+            orjson.dumps('<div class="sidebar">menu</div>').decode(),
+            '<div class="sidebar">menu</div>',
+        )
+        if beforehand:
+            [batch] = [sql for sql in statements_before_upgrading() if sql.startswith("UPDATE messages")]
+            while await connection.execute(batch) != "UPDATE 0":
+                pass
+        await asyncio.to_thread(migrations.upgrade, empty_database)
+        stored = await connection.fetchval("SELECT search_text FROM messages")
+        found = await connection.fetchval(
+            "SELECT count(*) FROM messages WHERE search_vector @@ websearch_to_tsquery('english', 'sidebar')"
+        )
+    finally:
+        await connection.close()
+    assert stored == '<\u200bdiv class="sidebar">menu<\u200b/div>'
+    assert found == 1
