@@ -95,18 +95,29 @@ def _storable(value: datetime) -> datetime:
     return value
 
 
+def _finite(value: datetime) -> datetime:
+    """A time the database keeps as that time: the driver writes Python's first and last instants as
+    ``-infinity`` and ``infinity``, which no time arithmetic takes."""
+    if value.astimezone(UTC).replace(tzinfo=None) in (datetime.min, datetime.max):
+        raise ValueError("a time after 0001-01-01T00:00:00Z and before 9999-12-31T23:59:59.999999Z")
+    return value
+
+
 Instant = Annotated[AwareDatetime, AfterValidator(_storable)]
 """Every time a request gives: with a zone, and within the years UTC can spell."""
-_INSTANT: TypeAdapter[datetime] = TypeAdapter(Instant)
+StoredInstant = Annotated[Instant, AfterValidator(_finite)]
+"""A time a message is stored with: one the database keeps as that time."""
+_INSTANT: TypeAdapter[datetime] = TypeAdapter(StoredInstant)
 
 
 def _instant(value: object) -> datetime:
     """opencode's times: milliseconds since the epoch (a number), or RFC 3339 text with a zone."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         try:
-            return datetime.fromtimestamp(value / 1000, UTC)
+            moment = datetime.fromtimestamp(value / 1000, UTC)
         except (OverflowError, OSError, ValueError):
             raise ValueError("epoch milliseconds within the years 1 to 9999") from None
+        return _finite(moment)
     return _INSTANT.validate_python(value)
 
 
@@ -124,7 +135,7 @@ class _MessageIn(WireModel):
     id: ClientId | None = None
     run_id: ClientId | None = None
     metadata: Metadata = Field(default_factory=dict)
-    created_at: Instant | None = Field(
+    created_at: StoredInstant | None = Field(
         default=None, description="When it happened (RFC 3339, or epoch milliseconds); default now."
     )
     time: dict[str, JsonValue] | None = Field(

@@ -216,7 +216,10 @@ class AnalyticsRepository:
             "min(created_at) FILTER (WHERE role = 'assistant') AS answered, "
             "(array_agg(model ORDER BY seq) FILTER (WHERE role = 'assistant'))[1] AS model "
             "FROM scoped WHERE turn > 0 GROUP BY session_id, turn), "
-            "waits AS (SELECT model, answered, extract(epoch FROM answered - asked)::float8 AS seconds FROM turns) "
+            # A time stored as -infinity or infinity (the driver's spelling of Python's first and last instants,
+            # refused on write since) is no wait to measure.
+            "waits AS (SELECT model, answered, CASE WHEN isfinite(asked) AND isfinite(answered) "
+            "THEN extract(epoch FROM answered - asked)::float8 END AS seconds FROM turns) "
             "SELECT GROUPING(model) = 0, model, count(*), count(answered), avg(seconds), "
             "percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds), "
             "percentile_cont(0.95) WITHIN GROUP (ORDER BY seconds), max(seconds) "

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import asyncpg
 import httpx
 import orjson
 import pytest
@@ -17,6 +18,7 @@ from app.main import create_app
 from app.store.analytics import MAX_TOKEN_SUM
 from tests.api.wire import append, assistant, boundary, new_session, summary, tool_call, user
 from tests.conftest import settings_for_tests
+from tests.database import plain_dsn
 from tests.trust.keys import API_KEYS, OTHER_TENANT, RUNTIME
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -236,3 +238,19 @@ async def test_another_tenant_sees_none_of_it(keyed_app: FastAPI, client: httpx.
         theirs = (await globex.get("/analytics")).json()
         assert (theirs["sessionCount"], theirs["messages"], theirs["sessions"]) == (0, 0, [])
         assert (await acme.get("/analytics")).json()["sessionCount"] == 1
+
+
+async def test_a_time_stored_as_infinity_before_it_was_refused_does_not_fail_the_analytics(
+    client: httpx.AsyncClient, database_url: str
+) -> None:
+    await seed_session(client, "old")
+    connection = await asyncpg.connect(plain_dsn(database_url))
+    try:
+        await connection.execute("UPDATE messages SET created_at = '-infinity' WHERE session_id = 'old' AND id = 'm1'")
+    finally:
+        await connection.close()
+
+    response = await client.get("/sessions/old/analytics")
+
+    assert response.status_code == 200, response.text
+    assert response.json()["turns"]["turns"] == 2

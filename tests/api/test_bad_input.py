@@ -86,12 +86,21 @@ BAD_BATCHES: list[tuple[str, Any, int, str]] = [
     ),
     *(
         (
+            f"createdAt of {created}",
+            [{"role": "user", "content": "x", "createdAt": created}],
+            422,
+            "messages[1].createdAt",
+        )
+        for created in ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z", "0001-01-01T01:00:00+01:00")
+    ),
+    *(
+        (
             f"time.created of {created!r}",
             [{"role": "user", "content": "x", "time": {"created": created}}],
             422,
             "messages[1].time",
         )
-        for created in (1e20, 1e300, 10**30, "9999-12-31T23:59:59-14:00")
+        for created in (1e20, 1e300, 10**30, "9999-12-31T23:59:59-14:00", -62_135_596_800_000)
     ),
     (
         "integer past 64 bits in a tool input",
