@@ -77,6 +77,53 @@ def test_a_message_the_model_view_moved_is_badged_repaired_and_a_stray_result_no
     expect(page.locator("#model-view .marker", has_text="r2")).to_contain_text("its call is not in this view")
 
 
+def test_ids_named_like_javascript_object_members_are_only_ids(viewer: str, open_tab: Any) -> None:
+    history = [
+        user("Run it.", id="constructor"),
+        tool_result("call_gone", "bash", "a result whose call is not stored", id="__proto__"),
+        tool_call("call_1", "bash", id="hasOwnProperty", command="make"),
+        tool_result("call_1", "bash", "built", id="toString"),
+    ]
+    with httpx.Client(base_url=viewer) as client:
+        assert client.post("/sessions", json={"id": "members"}).status_code == 201
+        assert client.post("/sessions/members/messages", json={"messages": history}).status_code == 201
+    page = open_session(open_tab, viewer, "members").page
+
+    expect(page.locator("#model-view .marker", has_text="__proto__")).to_contain_text("its call is not in this view")
+    expect(page.locator("#model-view")).not_to_contain_text("native code")
+    expect(page.locator("#transcript > li > article")).to_have_count(len(history))
+    expect(page.locator("#context-body")).not_to_contain_text("Loading")
+
+
+def test_a_right_to_left_override_in_stored_text_reorders_only_that_text(viewer: str, open_tab: Any) -> None:
+    spoofed = "bash\u202eexe.txt"
+    history = [user("Run it."), tool_call("c2", spoofed, id="rlo-call"), tool_result("c2", spoofed, "ok")]
+    with httpx.Client(base_url=viewer) as client:
+        assert client.post("/sessions", json={"id": "bidi"}).status_code == 201
+        assert client.post("/sessions/bidi/messages", json={"messages": history}).status_code == 201
+    page = open_session(open_tab, viewer, "bidi").page
+
+    label = page.locator("#stored-rlo-call .part-label")
+    expect(label.locator("code")).to_have_text(spoofed)
+    isolated = label.evaluate("p => [...p.children].map((child) => getComputedStyle(child).unicodeBidi)")
+    assert set(isolated) == {"isolate"}
+
+
+def test_a_long_text_shown_whole_is_laid_out_without_kerning(viewer: str, open_tab: Any) -> None:
+    """Kerning one unbroken run of a million 'A's (base64 of zeros) kept Chromium busy for minutes."""
+    with httpx.Client(base_url=viewer) as client:
+        assert client.post("/sessions", json={"id": "zeros"}).status_code == 201
+        batch = {"messages": [user("A" * 50_000, id="zeros-1")]}
+        assert client.post("/sessions/zeros/messages", json=batch).status_code == 201
+    page = open_session(open_tab, viewer, "zeros").page
+
+    page.locator("#stored-zeros-1 button.link-button").click()
+
+    text = page.locator("#stored-zeros-1 .text")
+    expect(text).to_have_text("A" * 50_000)
+    assert text.evaluate("block => getComputedStyle(block).fontKerning") == "none"
+
+
 def test_a_model_message_links_to_the_stored_message_it_came_from_and_back(viewer: str, open_tab: Any) -> None:
     page = open_session(open_tab, viewer).page
 

@@ -89,6 +89,7 @@ function textBlock(text, tag = "p") {
     return block;
   }
   block.textContent = value.slice(0, SHOWN_CHARACTERS);
+  block.classList.add("long");
   const more = el("button", {
     type: "button",
     class: "link-button",

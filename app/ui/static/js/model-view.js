@@ -22,7 +22,7 @@ export function readProjection(projection) {
     messages: projection.messages,
     hidden: new Set(diagnostics.hiddenMessageIds),
     truncated: new Set(diagnostics.truncatedMessageIds),
-    reasons: diagnostics.reasons,
+    reasons: new Map(Object.entries(diagnostics.reasons)),
     injectedNotes: diagnostics.injectedNotes,
     boundaryId: diagnostics.appliedCompactBoundaryId,
     sentAs,
@@ -65,7 +65,7 @@ export function renderModelView(list, notes, reading, transcript) {
 function modelCard(message, index, reading) {
   const anchor = modelAnchor(index);
   const sources = message.sourceMessageIds;
-  const reasons = new Set([...message.metadata.notes, ...sources.flatMap((id) => reading.reasons[id] ?? [])]);
+  const reasons = new Set([...message.metadata.notes, ...sources.flatMap((id) => reading.reasons.get(id) ?? [])]);
   const repairs = sources.flatMap((id) => reading.repairedBy.get(id) ?? []);
   for (const repair of repairs) if (!reasons.has(repair.detail)) reasons.add(`${repair.rule}: ${repair.detail}`);
   const changed = {
@@ -90,7 +90,7 @@ function modelCard(message, index, reading) {
 
 function hiddenMarker(id, reading, transcript) {
   const stored = transcript.message(id);
-  const reasons = reading.reasons[id] ?? [];
+  const reasons = reading.reasons.get(id) ?? [];
   return el(
     "li",
     { class: "marker", id: `model-hidden-${storedAnchor(id)}` },

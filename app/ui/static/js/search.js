@@ -19,7 +19,7 @@ export function renderHit(hit) {
     el(
       "a",
       { href: `${sessionPath(hit.sessionId)}#${storedAnchor(hit.messageId)}` },
-      hit.sessionTitle || el("code", { text: hit.sessionId }),
+      hit.sessionTitle ? el("bdi", { text: hit.sessionTitle }) : el("code", { text: hit.sessionId }),
       ` #${hit.seq} `,
       el("code", { text: hit.messageId }),
     ),

@@ -77,7 +77,7 @@ export class Transcript {
 }
 
 function fate(message, reading, boundary) {
-  const reasons = reading.reasons[message.id] ?? [];
+  const reasons = reading.reasons.get(message.id) ?? [];
   if (reading.hidden.has(message.id)) {
     return [
       el("strong", { class: "badge badge-hidden", text: "not sent" }),
