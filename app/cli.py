@@ -8,6 +8,7 @@ import uvicorn
 
 from app import import_command
 from app.observability import configure_logging
+from app.serving import head_deadline_protocol
 from app.settings import get_settings
 from app.store import migrations
 from app.store.embedded import EmbeddedPostgres
@@ -59,4 +60,5 @@ def main(argv: list[str] | None = None) -> None:
         port=arguments.port or settings.port,
         log_config=None,
         timeout_graceful_shutdown=30,
+        http=head_deadline_protocol(settings.client_timeout_seconds),
     )

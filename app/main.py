@@ -231,7 +231,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         max_response_bytes=settings.idempotency_max_response_bytes,
         max_keys_per_tenant=settings.idempotency_max_keys_per_tenant,
     )
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, idle_seconds=settings.body_idle_timeout_seconds)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, idle_seconds=settings.client_timeout_seconds)
     app.add_middleware(Consistency)
     # The API document, the docs page with its assets, and the viewer's pages and assets hold no data.
     open_paths = OPEN_PATHS | ui.OPEN_PATHS | {DOCS_URL, app.openapi_url, app.swagger_ui_oauth2_redirect_url}

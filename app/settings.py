@@ -60,11 +60,12 @@ class Settings(BaseSettings):
     log_level: str = Field(default="info", description="debug, info, warning or error.")
 
     max_body_bytes: int = Field(default=64 * MIB, ge=1, description="Largest request body (413 beyond).")
-    body_idle_timeout_seconds: float = Field(
+    client_timeout_seconds: float = Field(
         default=30.0,
         gt=0,
-        description="Longest wait for the next part of an unfinished request body (408 beyond), so a client that "
-        "stalls mid-upload does not hold its connection open for good.",
+        description="Longest wait for a client: for a request's head (request line and headers) to arrive whole, "
+        "and for each next part of its body (408); past it the connection is closed, so a client that stalls "
+        "does not hold it open for good.",
     )
     max_message_bytes: int = Field(default=16 * MIB, ge=1, description="Largest single message (content+metadata).")
     max_parts_per_message: int = Field(default=2_000, ge=1, description="Most content parts in one message.")
