@@ -69,7 +69,8 @@ outputs = st.sampled_from(
 )
 """Tool output texts: empty, whitespace, normal, long enough to cross a small soft limit, and binary."""
 
-tool_names = st.sampled_from(["Read", "Bash", "Grep", "Edit"])
+tool_names = st.sampled_from(["Read", "Bash", "Grep", "Edit", "functions.Bash:0", "mcp server/tool"])
+"""Tool names as histories hold them, the last two as runtimes write them that no provider takes."""
 
 # Strategies are built once: building them inside every draw costs more than drawing from them.
 _COIN = st.booleans()

@@ -20,6 +20,7 @@ byte for byte).
 """
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -27,6 +28,7 @@ from typing import Any, NoReturn
 from app.projections.plain_text import is_blank
 from app.projections.types import Repair
 from app.providers.chat_message import ChatMessage
+from app.providers.tool_definitions import NAME_PATTERN
 
 INTERRUPTED = "[Tool call was interrupted: no result was recorded for it.]"
 NO_OUTPUT = "(no output)"
@@ -253,7 +255,7 @@ def _clean_as_is(parts: list[dict[str, Any]]) -> bool:
                 if not isinstance(value, str) or is_blank(value):
                     return False
             case "tool-call":
-                if not part["toolName"].strip() or not isinstance(part.get("input"), dict):
+                if not _SENDABLE_NAME(part["toolName"]) or not isinstance(part.get("input"), dict):
                     return False
             case "text":
                 if is_blank(part["text"]):
@@ -267,13 +269,25 @@ def _clean_as_is(parts: list[dict[str, Any]]) -> bool:
 
 
 _TEXT_OUTPUTS = frozenset({"text", "error-text"})
+_SENDABLE_NAME = re.compile(NAME_PATTERN).fullmatch
+"""A tool name every provider takes in a history: OpenAI refuses another ("Invalid
+'messages[9].tool_calls[0].function.name': string does not match pattern"), as it does in a definition."""
+_UNSENDABLE_CHARACTER = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 def _clean_call(part: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
     call = dict(part)
-    if not call["toolName"].strip():
+    name = call["toolName"]
+    if not name.strip():
         call["toolName"] = "unnamed_tool"
         repairs.append(Repair("tool-name-empty", f"tool call {call['toolCallId']!r} had no tool name"))
+    elif not _SENDABLE_NAME(name):
+        # No tool the request defines can have such a name (definitions are held to the pattern), so the
+        # renamed call names no tool the model may call; its result takes the new name when it is paired.
+        call["toolName"] = _UNSENDABLE_CHARACTER.sub("_", name)[:64]
+        repairs.append(
+            Repair("tool-name-sendable", f"tool call {call['toolCallId']!r}: {name!r} sent as {call['toolName']!r}")
+        )
     value = call.get("input")
     if isinstance(value, str):
         try:

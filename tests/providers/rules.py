@@ -16,6 +16,7 @@ from app.engine.model_ref import model_ref
 
 _ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 _SAFE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+_FUNCTION_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
 def _blank(text: Any) -> bool:
@@ -100,6 +101,11 @@ def openai_chat(payload: dict[str, Any]) -> list[str]:
                 answered_here.add(call_id)
                 if not function.get("name"):
                     errors.append(f"Invalid 'messages[{n}].tool_calls[{m}].function.name': empty string.")
+                elif not _FUNCTION_NAME.fullmatch(function["name"]):
+                    errors.append(
+                        f"Invalid 'messages[{n}].tool_calls[{m}].function.name': string does not match pattern. "
+                        "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
+                    )
                 try:
                     if not isinstance(json.loads(function.get("arguments", "")), dict):
                         errors.append(f"messages[{n}].tool_calls[{m}].function.arguments: not a JSON object")
@@ -142,6 +148,8 @@ def openai_responses(payload: dict[str, Any]) -> list[str]:
         kind = item.get("type")
         if kind == "function_call":
             call_id = item.get("call_id", "")
+            if not _FUNCTION_NAME.fullmatch(item.get("name", "")):
+                errors.append(f"Invalid 'input[{n}].name': string does not match pattern '^[a-zA-Z0-9_-]+$'.")
             if len(call_id) > 64:
                 errors.append(
                     f"Invalid 'input[{n}].call_id': string too long. Expected a string with maximum length 64"

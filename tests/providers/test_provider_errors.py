@@ -177,6 +177,20 @@ def test_openai_function_name_empty_string() -> None:
     assert payload["messages"][1]["tool_calls"][0]["function"]["name"] == "unnamed_tool"
 
 
+def test_openai_function_name_string_does_not_match_pattern() -> None:
+    """A tool name from an MCP server or a runtime that numbers its calls, in the history."""
+    caught(
+        "openai",
+        chat(ASK, {**CALL, "tool_calls": [{**CALL["tool_calls"][0], "function": {"name": "a.b", "arguments": "{}"}}]}),
+        "function.name': string does not match pattern",
+    )
+    for provider in MODELS:
+        history = (user("go"), tool_calls(call_part("c", "functions.Bash:0")), tool_result("c", "x"))
+        payload = str(accepted(provider, *history))
+        assert "functions.Bash:0" not in payload, provider
+        assert "functions_Bash_0" in payload, provider
+
+
 # OpenAI Responses -----------------------------------------------------------------------------------------
 
 
