@@ -29,10 +29,18 @@ from typing import Any
 
 from app.engine.model_ref import ModelRef, model_ref, provider_family
 from app.projections.types import Repair
-from app.providers.anthropic import ADAPTIVE_FROM, EFFORT_LEVELS, MIN_THINKING_BUDGET, PLACEHOLDER_TOOL, claude_version
+from app.providers.anthropic import (
+    ADAPTIVE_FROM,
+    EFFORT_LEVELS,
+    MIN_THINKING_BUDGET,
+    PLACEHOLDER_TOOL,
+    THINKING_FROM,
+    claude_version,
+)
 from app.providers.conversation import START, Settled, unsettled, wrap_system_note
 from app.providers.gemini import SKIP_SIGNATURE, is_gemini_3, thinking_config
 from app.providers.media import part_media, signature_type
+from app.providers.openai_chat import reasons
 from app.providers.request_settings import NO_SETTINGS, Effort, RequestSettings
 from app.providers.tool_definitions import EMPTY_OBJECT_SCHEMA, ToolDefinition
 from app.providers.tool_ids import ToolIdMap
@@ -207,11 +215,13 @@ def _effort_options(effort: Effort, target: ModelRef | None, ceiling: int | None
     model = target.model if target is not None and target.model else ""
     match target.family if target is not None else None:
         case "openai":
-            return {"reasoningEffort": effort.as_level()}
+            return {"reasoningEffort": effort.as_level()} if reasons(model) else None
         case "anthropic":
+            version = claude_version(model)
+            if version is not None and version < THINKING_FROM:
+                return None
             if effort.off:
                 return {"thinking": {"type": "disabled"}}
-            version = claude_version(model)
             if version is not None and version >= ADAPTIVE_FROM:
                 return {"thinking": {"type": "adaptive"}, "effort": EFFORT_LEVELS[effort.as_level()]}
             budget = max(effort.as_budget(), MIN_THINKING_BUDGET)

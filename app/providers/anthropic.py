@@ -36,6 +36,8 @@ PLACEHOLDER_TOOL = {
 }
 """Anthropic rejects tool blocks in a request without ``tools``; this keeps the history's calls valid."""
 MIN_THINKING_BUDGET = 1024
+THINKING_FROM = (3, 7)
+"""Claude 3.7 Sonnet was the first Claude to think: an older one takes no ``thinking``."""
 ADAPTIVE_FROM = (4, 6)
 """Claude 4.6 and later think adaptively (``thinking.type`` ``adaptive`` with an effort) and take no prefill."""
 EFFORT_LEVELS = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "max"}
@@ -141,6 +143,10 @@ def _think(
 ) -> None:
     """``thinking`` for ``effort``. With thinking on, the turn of the current tool loop must open with its
     thinking; a history whose loop turn has none (another model wrote it) is sent with thinking off."""
+    version = claude_version(model)
+    if version is not None and version < THINKING_FROM:
+        repairs.append(Repair("effort-unsupported", f"anthropic: {model} does not think; the variant is not sent"))
+        return
     if effort.off:
         payload["thinking"] = {"type": "disabled"}
         return
@@ -151,7 +157,6 @@ def _think(
             Repair("thinking-off", "anthropic: the current tool loop's turn holds no thinking to replay; thinking off")
         )
         return
-    version = claude_version(model)
     if version is not None and version >= ADAPTIVE_FROM:
         payload["thinking"] = {"type": "adaptive"}
         output_config["effort"] = EFFORT_LEVELS[effort.as_level()]

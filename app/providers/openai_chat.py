@@ -10,6 +10,7 @@ Never decides which messages go in.
 """
 
 import json
+import re
 from typing import Any
 
 from app.projections.types import Repair
@@ -69,10 +70,25 @@ def to_openai_chat(
     if max_output_tokens is not None:
         payload["max_completion_tokens"] = max_output_tokens
     if settings.effort is not None:
-        payload["reasoning_effort"] = settings.effort.as_level()
+        if reasons(model):
+            payload["reasoning_effort"] = settings.effort.as_level()
+        else:
+            repairs.append(Repair("effort-unsupported", f"openai: {model} does not reason; the variant is not sent"))
     if settings.output is not None:
         payload["response_format"] = {"type": "json_schema", "json_schema": json_schema_format(settings.output)}
     return payload, repairs + ids.repairs()
+
+
+_NOT_REASONING = re.compile(r"^(?:ft:)?(?:gpt-4|gpt-3\.5|chatgpt-4o)")
+"""OpenAI's models from before reasoning (``gpt-4o``, ``gpt-4.1``, ``gpt-4-turbo``...), fine-tuned ones too:
+they refuse a reasoning effort ("Unsupported parameter: 'reasoning_effort' is not supported with this
+model")."""
+
+
+def reasons(model: str) -> bool:
+    """Whether ``model`` may take a reasoning effort: every model but OpenAI's known older ones (a locally
+    served model behind the same API is given what was asked)."""
+    return _NOT_REASONING.match(model.strip().lower().removeprefix("openai/")) is None
 
 
 def json_schema_format(output: OutputFormat) -> dict[str, Any]:

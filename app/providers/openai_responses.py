@@ -16,7 +16,7 @@ from typing import Any
 from app.projections.types import Repair
 from app.providers.conversation import Settled, unsettled
 from app.providers.media import Media, part_media, unreadable
-from app.providers.openai_chat import json_schema_format
+from app.providers.openai_chat import json_schema_format, reasons
 from app.providers.request_settings import NO_SETTINGS, RequestSettings
 from app.providers.tool_definitions import ToolDefinition
 from app.providers.tool_ids import ToolIdMap
@@ -69,7 +69,12 @@ def to_openai_responses(
     if max_output_tokens is not None:
         payload["max_output_tokens"] = max_output_tokens
     if settings.effort is not None:
-        payload["reasoning"] = {"effort": settings.effort.as_level()}
+        if reasons(model):
+            payload["reasoning"] = {"effort": settings.effort.as_level()}
+        else:
+            repairs.append(
+                Repair("effort-unsupported", f"openai-responses: {model} does not reason; the variant is not sent")
+            )
     if settings.output is not None:
         payload["text"] = {"format": {"type": "json_schema", **json_schema_format(settings.output)}}
     return payload, repairs + ids.repairs()

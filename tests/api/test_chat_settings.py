@@ -66,6 +66,26 @@ async def test_the_requests_variant_overrides_the_runs(client: httpx.AsyncClient
     assert (await chat(client, "anthropic", variant="none"))["payload"]["thinking"] == {"type": "disabled"}
 
 
+OLDER_MODELS = {
+    "openai": ("gpt-4o", "reasoning_effort"),
+    "openai-responses": ("gpt-4.1-mini", "reasoning"),
+    "anthropic": ("claude-3-5-sonnet-20241022", "thinking"),
+    "gemini": ("gemini-2.0-flash", "generationConfig"),
+    "ai-sdk": ("anthropic/claude-3-5-haiku-latest", "providerOptions"),
+}
+
+
+@pytest.mark.parametrize("provider", MODELS)
+async def test_a_variant_for_a_model_that_does_not_reason_is_left_out_with_a_repair(
+    client: httpx.AsyncClient, provider: str
+) -> None:
+    await session_with_run(client, variant="high")
+    model, field = OLDER_MODELS[provider]
+    answer = await chat(client, provider, model=model)
+    assert field not in answer["payload"]
+    assert "effort-unsupported" in str(answer["diagnostics"]["repairs"])
+
+
 FORMAT_FIELDS = {
     "openai": lambda p: (
         p["response_format"]
