@@ -7,7 +7,14 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter, ValidationError
 
 from app.api.problems import validation_errors
-from app.api.schemas import AppendMessagesRequest, ChatRequestBody, ClientId, MessageIn, MessageInBody
+from app.api.schemas import (
+    AppendMessagesRequest,
+    ChatRequestBody,
+    ClientId,
+    MessageIn,
+    MessageInBody,
+    ModelRefObject,
+)
 from app.context.cache_report import PrefixBreak
 from app.errors import InvalidInput
 from app.importers.imported import ToolCallRef
@@ -99,12 +106,24 @@ def message_body(row: MessageRecord) -> dict[str, Any]:
     }
 
 
+MODEL_REF_KEYS = tuple(ModelRefObject.__annotations__)
+"""opencode's model reference's members in the order it writes them."""
+
+
+def model_as_written(model: Any) -> Any:
+    """A stored model reference as it was written: ``jsonb`` keeps an object's members in an order of its
+    own (``modelID`` before ``providerID``), and opencode's objects have one order."""
+    if not isinstance(model, dict):
+        return model
+    return {key: model[key] for key in MODEL_REF_KEYS if key in model}
+
+
 def session_body(row: SessionRecord) -> dict[str, Any]:
     return {
         "id": row.id,
         "title": row.title,
         "metadata": row.metadata,
-        "model": row.model,
+        "model": model_as_written(row.model),
         "contextWindowTokens": row.context_window_tokens,
         "lastSeq": row.last_seq,
         # Messages are never deleted and seq is gap-free from 1, so the count is the last seq.
@@ -119,7 +138,7 @@ def run_body(row: RunRecord) -> dict[str, Any]:
         "id": row.id,
         "sessionId": row.session_id,
         "agent": row.agent,
-        "model": row.model,
+        "model": model_as_written(row.model),
         "system": row.system,
         "tools": row.tools,
         "variant": row.variant,
