@@ -41,9 +41,9 @@ async def run_within(seconds: float, weight: int, function: Callable[P, T], *arg
 
 
 def content_weight(contents: Iterable[Any]) -> int:
-    """What a list of message contents weighs: one per part and per kilobyte of text, the text of a part's
-    fields and of their fields counted. Stops counting once the weight is known to be heavy, so weighing a
-    huge batch costs little."""
+    """What a list of message contents weighs: one per part and per kilobyte of text, the text at any depth
+    of a part counted (a JSON tool output nests its text). Stops counting once the weight is known to be
+    heavy, so weighing a huge batch costs little."""
     weight = 0
     for content in contents:
         weight += 1 + len(content) // TEXT_UNIT if isinstance(content, str) else sum(map(_part_weight, content))
@@ -53,12 +53,14 @@ def content_weight(contents: Iterable[Any]) -> int:
 
 
 def _part_weight(part: Any) -> int:
-    if not isinstance(part, dict):
-        return 1
-    text = 0
-    for value in part.values():
-        if isinstance(value, str):
-            text += len(value)
-        elif isinstance(value, dict):
-            text += sum(len(inner) for inner in value.values() if isinstance(inner, str))
-    return 1 + text // TEXT_UNIT
+    return 1 + _text_length(part) // TEXT_UNIT if isinstance(part, dict) else 1
+
+
+def _text_length(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(map(_text_length, value.values()))
+    if isinstance(value, list):
+        return sum(map(_text_length, value))
+    return 0
