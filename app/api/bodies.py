@@ -112,10 +112,10 @@ MODEL_REF_KEYS = tuple(ModelRefObject.__annotations__)
 
 def model_as_written(model: Any) -> Any:
     """A stored model reference as it was written: ``jsonb`` keeps an object's members in an order of its
-    own (``modelID`` before ``providerID``), and opencode's objects have one order."""
+    own (``modelID`` before ``providerID``), and opencode's objects have one order (any other member after)."""
     if not isinstance(model, dict):
         return model
-    return {key: model[key] for key in MODEL_REF_KEYS if key in model}
+    return {**{key: model[key] for key in MODEL_REF_KEYS if key in model}, **model}
 
 
 def session_body(row: SessionRecord) -> dict[str, Any]:

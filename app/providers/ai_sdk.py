@@ -19,10 +19,9 @@ nothing a model wrote is then kept for it.
 The SDK may hand these messages to any provider, so the payload keeps the strictest rules of all: system
 text only in ``system`` (later notes as wrapped user text), a user turn first, tools defined wherever the
 history holds calls (unless the provider is one that takes such a history without them), every call
-answered by the next ``tool`` message
-(except the calls its provider ran, answered in the turn), ids in ``[a-zA-Z0-9_-]`` and at most 40 characters,
-no empty text, and tool outputs in forms AI SDK v5 and v6 both accept (text, json, error-text, error-json,
-and content with ``text``/``media`` items).
+answered by the next ``tool`` message (except the calls its provider ran, answered in the turn), ids in
+``[a-zA-Z0-9_-]`` and at most 40 characters, no empty text, and tool outputs in forms AI SDK v5 and v6 both
+accept (text, json, error-text, error-json, and content with ``text``/``media`` items).
 """
 
 from typing import Any
