@@ -38,7 +38,7 @@ from app.providers.anthropic import (
 )
 from app.providers.conversation import START, Settled, unsettled, wrap_system_note
 from app.providers.gemini import SKIP_SIGNATURE, is_gemini_3, thinking_config
-from app.providers.media import part_media, signature_type
+from app.providers.media import part_media, typed
 from app.providers.openai_chat import reasons
 from app.providers.request_settings import NO_SETTINGS, Effort, RequestSettings
 from app.providers.tool_definitions import EMPTY_OBJECT_SCHEMA, ToolDefinition
@@ -172,10 +172,9 @@ def _user_part(part: dict[str, Any]) -> dict[str, Any]:
     if part["type"] not in ("image", "file"):
         return part
     media = part_media(part)
-    found = signature_type(media.base64) if media.base64 is not None else None
-    if found is None or found == part.get("mediaType"):
-        return part
-    return {**part, "mediaType": found}
+    label = part.get("mediaType")
+    found = typed(media.base64, label) if media.base64 is not None else label
+    return part if found == label else {**part, "mediaType": found}
 
 
 def _keyed(part: dict[str, Any], namespace: str) -> dict[str, Any]:

@@ -15,12 +15,15 @@ _MAGIC: tuple[tuple[str, str], ...] = (
     ("/9j/", "image/jpeg"),
     ("R0lGOD", "image/gif"),
     ("UklGR", "image/webp"),
-    ("Qk", "image/bmp"),
+    ("Qk0", "image/bmp"),
+    ("Qk1", "image/bmp"),
+    ("Qk2", "image/bmp"),
+    ("Qk3", "image/bmp"),
     ("JVBERi0", "application/pdf"),
 )
-"""Base64 prefixes of common file signatures. What the bytes are wins over the type a part was stored with:
-Anthropic refuses an image whose bytes do not match its ``media_type`` ("Image does not match the provided
-media type"), and a runtime that saves a screenshot as ``.jpg`` labels PNG bytes ``image/jpeg``."""
+"""Base64 prefixes of common file signatures (``BM``, a bitmap's, is four: its third byte shows in the third
+character)."""
+GENERIC_TYPE = "application/octet-stream"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +61,23 @@ def read_media(data: str, media_type: str | None, filename: str | None = None, *
     part's, the data URL's, the URL's extension, and for an ``image`` part ``image/png`` (an image part is an
     image even unlabelled)."""
     stripped = data.strip()
-    fallback = "image/png" if image else "application/octet-stream"
+    fallback = "image/png" if image else GENERIC_TYPE
     if match := _DATA_URL.match(stripped):
         base64 = match.group("data")
-        found = signature_type(base64) or media_type or match.group("type") or fallback
-        return Media(found, base64=base64, filename=filename)
+        return Media(typed(base64, media_type or match.group("type")) or fallback, base64=base64, filename=filename)
     if stripped.startswith(("http://", "https://")):
         return Media(media_type or _from_extension(stripped, fallback), url=stripped, filename=filename)
-    return Media(signature_type(stripped) or media_type or fallback, base64=stripped, filename=filename)
+    return Media(typed(stripped, media_type) or fallback, base64=stripped, filename=filename)
+
+
+def typed(base64: str, label: str | None) -> str | None:
+    """The media type of base64 data stored with ``label``: the file signature's where the label is missing,
+    generic or another image type (Anthropic refuses an image whose bytes do not match its ``media_type``,
+    and a runtime that saves a screenshot as ``.jpg`` labels PNG bytes ``image/jpeg``); else the label (a
+    text file may begin with the letters of a signature)."""
+    if label is None or label == GENERIC_TYPE or label.startswith("image/"):
+        return signature_type(base64) or label
+    return label
 
 
 def part_media(part: dict[str, Any]) -> Media:

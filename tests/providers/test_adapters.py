@@ -80,6 +80,14 @@ def test_an_image_type_the_provider_cannot_read_is_named_in_text(
     assert data not in str(built)
 
 
+@pytest.mark.parametrize("provider", ["gemini", "ai-sdk"])
+def test_a_text_file_that_begins_like_a_signature_keeps_its_label(provider: str) -> None:
+    cars = "Qk1XIGNhcnM="  # "BMW cars": the letters a bitmap begins with
+    built = payload(provider, user([text_part("read"), file_part(cars, "text/plain", "cars.txt")]))
+    assert "text/plain" in str(built)
+    assert "image/bmp" not in str(built)
+
+
 def test_anthropic_keeps_tool_result_images_inside_the_result() -> None:
     messages = payload("anthropic", user("go"), tool_call("c", "Read"), tool_results(SCREENSHOT))["messages"]
     result = messages[2]["content"][0]
