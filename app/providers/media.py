@@ -70,12 +70,14 @@ def read_media(data: str, media_type: str | None, filename: str | None = None, *
     return Media(typed(stripped, media_type) or fallback, base64=stripped, filename=filename)
 
 
-def typed(base64: str, label: str | None) -> str | None:
-    """The media type of base64 data stored with ``label``: the file signature's where the label is missing,
-    generic or another image type (Anthropic refuses an image whose bytes do not match its ``media_type``,
-    and a runtime that saves a screenshot as ``.jpg`` labels PNG bytes ``image/jpeg``); else the label (a
-    text file may begin with the letters of a signature)."""
-    if label is None or label == GENERIC_TYPE or label.startswith("image/"):
+def typed(base64: str, label: object) -> str | None:
+    """The media type of base64 data stored with ``label``: the file signature's where the label is missing
+    (or not text), generic or another image type (Anthropic refuses an image whose bytes do not match its
+    ``media_type``, and a runtime that saves a screenshot as ``.jpg`` labels PNG bytes ``image/jpeg``); else
+    the label (a text file may begin with the letters of a signature)."""
+    if not isinstance(label, str):
+        return signature_type(base64)
+    if label == GENERIC_TYPE or label.startswith("image/"):
         return signature_type(base64) or label
     return label
 
