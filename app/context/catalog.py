@@ -30,6 +30,8 @@ from genai_prices.data import providers as genai_providers
 from genai_prices.data_snapshot import DataSnapshot, find_provider_by_id
 from genai_prices.types import ModelInfo, Provider
 
+from app.engine.model_ref import undated
+
 OUR_PROVIDERS: frozenset[str] = frozenset({"anthropic", "openai", "google", "aws"})
 """The catalog providers a model is inferred to come from when the caller names no provider (or only a payload
 format such as ``ai-sdk``): Claude, GPT and o-series, Gemini, and Bedrock-spelled ids."""
@@ -54,7 +56,6 @@ _BEDROCK = re.compile(
 """``[region.]vendor.model[-vN][:M]``: the vendor is a single word, so ``gpt-4.1`` or ``gemini-2.5-pro``
 (a hyphen before the dot, a digit after it) never look like Bedrock ids."""
 _VERTEX = re.compile(r"^(?P<name>[^@]+?)(?:-v\d+)?@(?P<version>[^@]+)$")
-_DATED = re.compile(r"^(?P<name>.+?)-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
 _SPELLING_CACHE_SIZE = 4096
 """Lookups are memoised; model ids come from requests, so the memo is bounded."""
 
@@ -121,11 +122,7 @@ def model_reference(provider: str | None, model: str | None) -> ModelReference |
         if release.isdigit():
             spellings.append(f"{base}-{release}")
         spellings.append(base)
-    for spelling in list(spellings):
-        if (dated := _DATED.match(spelling)) is not None:
-            spellings.append(dated["name"])
-        if spelling.endswith("-latest"):
-            spellings.append(spelling.removesuffix("-latest"))
+    spellings.extend([undated(spelling) for spelling in spellings])
     return ModelReference(family, tuple(dict.fromkeys(spellings)))
 
 

@@ -10,6 +10,7 @@ the usage rule, the cost, the payload's target) asks through it and ``producer``
 Pure: no I/O.
 """
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -86,8 +87,25 @@ def producer(metadata: Mapping[str, Any], run_model: object = None) -> ModelRef 
 
 
 def same_model(produced: ModelRef | None, target: ModelRef | None) -> bool:
-    """One model id, whoever serves it: what the usage rule asks (tokens are counted by the model)."""
-    return produced is not None and target is not None and produced.model is not None and produced.model == target.model
+    """One model, whoever serves it: what the usage rule asks (tokens are counted by the model). An alias and a
+    snapshot it names are one model (a request for ``claude-sonnet-4-5`` is answered as
+    ``claude-sonnet-4-5-20250929``, ``gpt-4o`` as ``gpt-4o-2024-08-06``); two snapshots are two."""
+    if produced is None or target is None or produced.model is None or target.model is None:
+        return False
+    if produced.model == target.model:
+        return True
+    one_is_alias = _DATE.search(produced.model) is None or _DATE.search(target.model) is None
+    return one_is_alias and undated(produced.model) == undated(target.model)
+
+
+def undated(model: str) -> str:
+    """The alias a model id answers to: without its snapshot date (``-20250929``, ``-2024-08-06``) or
+    ``-latest``; an id with neither is its own alias."""
+    return _SNAPSHOT.sub("", model) or model
+
+
+_DATE = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+_SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 
 
 def same_producer(produced: ModelRef | None, target: ModelRef | None) -> bool:

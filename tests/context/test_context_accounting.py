@@ -162,6 +162,13 @@ def test_usage_from_another_model_is_skipped() -> None:
     assert (report.basis, report.total_tokens) == ("estimate", 15)
 
 
+def test_usage_reported_under_the_snapshot_counts_for_its_alias() -> None:
+    """The provider answers a request for an alias with the dated id it served, and stores that."""
+    messages = history(assistant("y", tokens=5, usage=usage(9_000), model=f"{MODEL}-20250929"), user("x", tokens=10))
+    report = account(messages)
+    assert (report.basis, report.total_tokens) == ("usage", 9_010)
+
+
 def test_run_model_is_the_fallback_when_the_message_names_none() -> None:
     msg = history(assistant("y", usage=usage(900), model=None, run_id="r1"))[0]
     assert usage_tokens(msg, MODEL, {"r1": MODEL}) == 900

@@ -61,3 +61,21 @@ def test_usage_asks_for_the_model_reasoning_for_the_model_at_its_provider() -> N
     assert not same_producer(model_ref("claude-sonnet-4-5"), target_ref("anthropic", "claude-sonnet-4-5"))
     assert not same_producer(run, target_ref("ai-sdk", "claude-sonnet-4-5"))
     assert same_producer(run, target_ref("ai-sdk", "anthropic/claude-sonnet-4-5"))
+
+
+@pytest.mark.parametrize(
+    ("produced", "target", "same"),
+    [
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5", True),
+        ("claude-sonnet-4-5", "claude-sonnet-4-5-20250929", True),
+        ("gpt-4o-2024-08-06", "gpt-4o", True),
+        ("claude-3-5-sonnet-20241022", "claude-3-5-sonnet-latest", True),
+        ("claude-3-5-sonnet-20240620", "claude-3-5-sonnet-20241022", False),
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4", False),
+        ("gpt-4o-mini-2024-07-18", "gpt-4o", False),
+    ],
+)
+def test_an_alias_and_the_snapshot_it_names_are_one_model(produced: str, target: str, same: bool) -> None:
+    """Providers answer a request for an alias with the dated id: the usage they report counts for the alias."""
+    assert same_model(model_ref(produced), target_ref("anthropic", target)) is same
+    assert same_producer(model_ref(f"anthropic/{produced}"), target_ref("anthropic", target)) is same
