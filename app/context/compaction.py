@@ -216,8 +216,11 @@ def _policy_cut(
     for cut in range(start, 0, -1):
         if _valid_cut(body, splits, cut):
             return cut
-    # No valid cut keeps more: keep less. The end is always valid (the tail is then empty).
-    return next(cut for cut in range(max(start, 1), len(body) + 1) if _valid_cut(body, splits, cut))
+    # No valid cut keeps more: keep less.
+    found = next((cut for cut in range(max(start, 1), len(body) + 1) if _valid_cut(body, splits, cut)), None)
+    if found is None:
+        raise CompactionRefused("nothing_to_compact", "every cut would separate a running tool call from its result")
+    return found
 
 
 def _valid_cut(body: Sequence[EngineMessage], splits: Sequence[bool], cut: int) -> bool:
@@ -233,11 +236,17 @@ def _valid_cut(body: Sequence[EngineMessage], splits: Sequence[bool], cut: int) 
 def _splitting_cuts(body: Sequence[EngineMessage]) -> list[bool]:
     """For each cut 0..n, whether it falls inside a call's span (from the call to its last result or
     approval). Each result belongs to the newest call with its id before it, so an id a runtime reused
-    in another turn makes two short spans, not one that pins the whole history."""
+    in another turn makes two short spans, not one that pins the whole history. A call with nothing after
+    it and no user prompt since is still running: its result will arrive after any boundary and must find
+    its call, so its span runs to the end."""
     spans: list[list[int]] = []
+    answered: set[int] = set()
     open_span: dict[str, int] = {}
     call_of_approval: dict[str, str] = {}
+    last_prompt = -1
     for index, message in enumerate(body):
+        if message.kind is Kind.USER_INPUT:
+            last_prompt = index
         for part in _parts(message):
             kind = part.get("type")
             if kind == "tool-approval-request":
@@ -251,7 +260,13 @@ def _splitting_cuts(body: Sequence[EngineMessage]) -> list[bool]:
                 open_span[str(call_id)] = len(spans)
                 spans.append([index, index])
             elif str(call_id) in open_span:
-                spans[open_span[str(call_id)]][1] = index
+                span = open_span[str(call_id)]
+                spans[span][1] = index
+                if kind == "tool-result":
+                    answered.add(span)
+    for span, (first, _) in enumerate(spans):
+        if span not in answered and first > last_prompt:
+            spans[span][1] = len(body)
     # A cut c splits a span (first, last) when first < c <= last: count open spans with a difference array.
     change = [0] * (len(body) + 2)
     for first, last in spans:

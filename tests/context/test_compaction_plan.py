@@ -111,6 +111,21 @@ def test_through_message_that_splits_a_call_from_its_result_is_refused() -> None
     assert refused.value.reason == "through_splits_tool_pair"
 
 
+def test_through_a_call_whose_tool_is_still_running_is_refused() -> None:
+    """Its result arrives after the boundary and would find no call: the model would never see it."""
+    messages = history(user("run the build"), call("c1"))
+    with pytest.raises(CompactionRefused) as refused:
+        select_compaction(messages, policy=TailPolicy(), through_message_id="m2")
+    assert refused.value.reason == "through_splits_tool_pair"
+
+
+def test_a_running_call_alone_after_the_first_message_leaves_nothing_to_compact() -> None:
+    messages = history(call("c1", tokens=5_000))
+    with pytest.raises(CompactionRefused) as refused:
+        select_compaction(messages, policy=TailPolicy(max_tokens=1_000))
+    assert refused.value.reason == "nothing_to_compact"
+
+
 # The two messages ----------------------------------------------------------------------------------------
 
 
@@ -348,6 +363,20 @@ def test_previous_summary_goes_apart_not_into_the_transcript() -> None:
     transcript = compact_transcript(selection)
     assert all("s1" not in m.source_message_ids for m in transcript)
     assert selection.previous_summary == "## Goal\nfirst"
+
+
+def test_a_running_call_stays_in_the_tail_whatever_it_costs() -> None:
+    messages = history(
+        user("a", tokens=100), assistant("b", tokens=100), user("run it", tokens=100), call("c1", tokens=5_000)
+    )
+    selection = select_compaction(messages, policy=TailPolicy(max_tokens=1_000))
+    assert tail_ids(selection) == ["m4"]
+
+
+def test_a_call_the_user_spoke_after_is_abandoned_and_does_not_pin_the_cut() -> None:
+    messages = history(user("a", tokens=100), call("c1", tokens=100), user("never mind", tokens=100), assistant("ok"))
+    selection = select_compaction(messages, policy=TailPolicy(max_tokens=150))
+    assert tail_ids(selection) == ["m3", "m4"]
 
 
 def test_a_reused_call_id_pairs_each_result_with_the_newest_call_before_it() -> None:
