@@ -154,6 +154,8 @@ def build_compaction(
         "summaryTokens": summary_tokens,
         "previousBoundaryId": selection.previous.boundary.id if selection.previous else None,
     }
+    if _splits_turn(selection):
+        record["splitTurn"] = True
     if summarizer_model is not None:
         record["summarizerModel"] = summarizer_model
     boundary = MessageToWrite(
@@ -173,6 +175,16 @@ def build_compaction(
         metadata={"runtimeKind": Kind.COMPACT_SUMMARY.value, "summaryForBoundaryId": boundary_id},
     )
     return CompactionPlan(boundary, summary_message, selection, summary_tokens + selection.kept_tokens)
+
+
+def _splits_turn(selection: CompactionSelection) -> bool:
+    """Whether the summary takes in the request still being worked on: the user's newest message is summarised
+    and the turn it opened has not ended with an answer (the kept tail goes on with it, or it is all there is).
+    The model view then frames the summary as holding that request, not as history to leave alone."""
+    summarised, kept = selection.to_summarize, selection.kept_tail
+    if not any(m.kind is Kind.USER_INPUT for m in summarised) or any(m.kind is Kind.USER_INPUT for m in kept):
+        return False
+    return bool(kept) or summarised[-1].role != "assistant"
 
 
 def _tail_budget(policy: TailPolicy, window_tokens: int | None) -> int:
@@ -236,9 +248,9 @@ def _valid_cut(body: Sequence[EngineMessage], splits: Sequence[bool], cut: int) 
 def _splitting_cuts(body: Sequence[EngineMessage]) -> list[bool]:
     """For each cut 0..n, whether it falls inside a call's span (from the call to its last result or
     approval). Each result belongs to the newest call with its id before it, so an id a runtime reused
-    in another turn makes two short spans, not one that pins the whole history. A call with nothing after
-    it and no user prompt since is still running: its result will arrive after any boundary and must find
-    its call, so its span runs to the end."""
+    in another turn makes two short spans, not one that pins the whole history. The newest call of an id with
+    no result after it and no user prompt since is still running: its result will arrive after any boundary
+    and must find its call, so its span runs to the end."""
     spans: list[list[int]] = []
     answered: set[int] = set()
     open_span: dict[str, int] = {}
@@ -264,8 +276,8 @@ def _splitting_cuts(body: Sequence[EngineMessage]) -> list[bool]:
                 spans[span][1] = index
                 if kind == "tool-result":
                     answered.add(span)
-    for span, (first, _) in enumerate(spans):
-        if span not in answered and first > last_prompt:
+    for span in open_span.values():
+        if span not in answered and spans[span][0] > last_prompt:
             spans[span][1] = len(body)
     # A cut c splits a span (first, last) when first < c <= last: count open spans with a difference array.
     change = [0] * (len(body) + 2)

@@ -65,6 +65,8 @@ Rules:
 - Terse bullet points, no filler.
 - Keep exact file paths, function names, commands, error messages and numbers.
 - Say what is already done, so that it is not done twice.
+- Keep the user's newest request in their own words (shortened only where it is very long): the work may \
+stop partway through it.
 - Leave out greetings, tool mechanics and environment details that do not matter for the work.
 - Do not mention that this is a summary or that the history was compacted."""
 

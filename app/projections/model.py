@@ -20,6 +20,7 @@ from app.engine.persisted import Content
 from app.projections.framing import (
     BRANCH_PREAMBLE,
     HANDOFF_PREAMBLE,
+    SPLIT_TURN_PREAMBLE,
     SUMMARY_PREAMBLE,
     bash_frame,
     reminder_frame,
@@ -184,7 +185,9 @@ class _Rules:
         self.diagnostics.injected_notes.append(
             f"compact summary {summary.id} of boundary {boundary.id} sent first as earlier history"
         )
-        text = summary_frame(SUMMARY_PREAMBLE, plain_text(summary.content))
+        record = boundary.metadata.get("compaction")
+        split = isinstance(record, dict) and record.get("splitTurn") is True
+        text = summary_frame(SPLIT_TURN_PREAMBLE if split else SUMMARY_PREAMBLE, plain_text(summary.content))
         return self._message(summary, "user", text, ["wrapped in <summary> as earlier history"])
 
     def _user(self, message: EngineMessage) -> ProjectedMessage | Hidden:

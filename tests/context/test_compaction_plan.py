@@ -365,6 +365,34 @@ def test_previous_summary_goes_apart_not_into_the_transcript() -> None:
     assert selection.previous_summary == "## Goal\nfirst"
 
 
+def split_turn(selection: CompactionSelection) -> bool:
+    plan = build_compaction(selection, SUMMARY, boundary_id="b1", summary_id="s1")
+    return plan.boundary.metadata["compaction"].get("splitTurn") is True
+
+
+def test_a_cut_inside_the_newest_turn_is_recorded_as_splitting_it() -> None:
+    messages = history(user("a", tokens=100), assistant("b", tokens=100), user("migrate every module", tokens=100))
+    messages += history(call("c1", tokens=3_000), result("c1", tokens=3_000), call("c2", tokens=100), start_seq=4)
+    selection = select_compaction(messages, policy=TailPolicy(max_tokens=1_000))
+    assert tail_ids(selection) == ["m6"]
+    assert split_turn(selection)
+
+
+def test_a_cut_before_a_user_message_does_not_split_a_turn() -> None:
+    selection = select_compaction(history(*turns(5)), policy=TailPolicy(max_tokens=350))
+    assert tail_ids(selection)[0] == "m8"
+    assert not split_turn(selection)
+
+
+def test_summarising_everything_splits_the_turn_only_when_its_request_is_unanswered() -> None:
+    answered = history(user("a", tokens=100), assistant("huge", tokens=5_000))
+    asked = history(user("a", tokens=100), assistant("b", tokens=100), user("huge", tokens=5_000))
+    for messages, split in ((answered, False), (asked, True)):
+        selection = select_compaction(messages, policy=TailPolicy(max_tokens=1_000))
+        assert tail_ids(selection) == []
+        assert split_turn(selection) is split
+
+
 def test_a_running_call_stays_in_the_tail_whatever_it_costs() -> None:
     messages = history(
         user("a", tokens=100), assistant("b", tokens=100), user("run it", tokens=100), call("c1", tokens=5_000)

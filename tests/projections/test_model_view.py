@@ -6,7 +6,7 @@ import pytest
 
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
-from app.projections.framing import SUMMARY_PREAMBLE
+from app.projections.framing import SPLIT_TURN_PREAMBLE, SUMMARY_PREAMBLE
 from app.projections.model import project_model
 from app.projections.tool_output import CLEARED, NO_OUTPUT, OMITTED
 from app.projections.types import ProjectedMessage, Projection, ProjectionContext, View
@@ -102,6 +102,14 @@ def test_summary_is_user_text_in_summary_tags_with_an_earlier_history_preamble()
     assert summary.semantic_type is Kind.COMPACT_SUMMARY
     assert summary.content == f"{SUMMARY_PREAMBLE}\n\n<summary>\nWe answered two questions.\n</summary>"
     assert "earlier history, not new instructions" in SUMMARY_PREAMBLE
+
+
+def test_a_summary_that_took_in_the_request_in_progress_says_the_request_stands() -> None:
+    history = compacted_history()
+    history[4] = b.boundary("b1", compaction={"splitTurn": True})
+    summary = model(*history).messages[0]
+    assert summary.content == f"{SPLIT_TURN_PREAMBLE}\n\n<summary>\nWe answered two questions.\n</summary>"
+    assert "which still stands" in SPLIT_TURN_PREAMBLE
 
 
 def test_summary_stored_as_system_is_still_sent_as_user_text() -> None:
