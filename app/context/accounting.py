@@ -17,6 +17,7 @@ Pure: engine messages, the model view of them, a window and a policy in, a seria
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any, Literal, assert_never
 
@@ -244,6 +245,8 @@ def tally(
     # The calls' cache figures read the same messages (those with a usage), so the window is filtered once.
     candidates = [m for m in messages if "usage" in m.metadata and m.seq > stale]
     anchor = _anchor(candidates, target_ref(ctx.provider, ctx.model), ctx.run_models)
+    if anchor is not None:
+        anchor = _less_pruned_since(messages, anchor)
     anchor_seq = -math.inf if anchor is None else anchor.seq
     totals = dict.fromkeys(_SECTION_NAMES, 0)
     reasoning = 0
@@ -355,6 +358,31 @@ def _anchor(
         if tokens is not None:
             return UsageAnchor(message.id, message.seq, tokens)
     return None
+
+
+def _less_pruned_since(messages: Sequence[EngineMessage], anchor: UsageAnchor) -> UsageAnchor:
+    """The anchor less what results before it, pruned since it was answered, no longer send: its usage
+    counted them whole, the next request sends their stubs. (A prune invalidates a kept turn whose cut lies
+    after what it marked, so the marked results and the anchor are in the one run tallied.)"""
+    answered = next(m.created_at for m in messages if m.id == anchor.message_id)
+    saved = 0
+    for message in messages:
+        if message.seq < anchor.seq and (stamp := message.metadata.get("compactedAt")):
+            pruned_at = _instant(stamp)
+            if pruned_at is not None and pruned_at > answered:
+                saved += max(message.token_estimate - pruned_tokens(message), 0)
+    return replace(anchor, tokens=max(anchor.tokens - saved, 0)) if saved else anchor
+
+
+def _instant(value: object) -> datetime | None:
+    """An ISO 8601 time as written in metadata; a time without a zone is UTC, anything else is no time."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def pruned_tokens(message: EngineMessage) -> int:

@@ -156,6 +156,29 @@ def test_usage_of_a_message_kept_out_of_the_model_context_is_skipped() -> None:
     assert report.usage is not None and report.usage.message_id == "m2"
 
 
+def pruned_read(pruned_at: str) -> list[EngineMessage]:
+    """A 10,000-token result pruned at ``pruned_at``, then an answer with usage (seq 4, at T0 + 4 s)."""
+    big = "x" * 40_000
+    pruned = result("c1", big, compactedAt=pruned_at, tokens=estimate_tokens(big))
+    messages = history(user("read it", tokens=10), call("c1", tokens=10), pruned)
+    return messages + history(assistant("read", tokens=5, usage=usage(12_000)), user("next", tokens=10), start_seq=4)
+
+
+def test_results_pruned_after_the_usage_was_reported_are_taken_off_it() -> None:
+    """The usage counted them whole; the next request sends their stubs."""
+    messages = pruned_read("2026-04-08T11:00:00Z")
+    saved = messages[2].token_estimate - pruned_tokens(messages[2])
+    report = account(messages)
+    assert saved > 9_000
+    assert report.usage is not None and report.usage.tokens == 12_000 - saved
+    assert report.total_tokens == 12_000 - saved + 10
+
+
+def test_results_pruned_before_the_usage_was_reported_are_already_in_it() -> None:
+    assert account(pruned_read("2026-04-08T09:00:00+00:00")).total_tokens == 12_010
+    assert account(pruned_read("not a time")).total_tokens == 12_010
+
+
 def test_usage_from_another_model_is_skipped() -> None:
     messages = history(assistant("y", tokens=5, usage=usage(9_000), model="gpt-4o"), user("x", tokens=10))
     report = account(messages)
