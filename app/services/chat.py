@@ -142,10 +142,12 @@ async def build_chat(
         model=model,
         run_models=snapshot.run_models,
     )
-    max_output = ask.max_output_tokens or default_max_output_tokens(bundled_catalog(), ask.provider, model)
+    window = await window_size(snapshot, ctx, windows)
+    max_output = ask.max_output_tokens or default_max_output_tokens(
+        bundled_catalog(), ask.provider, model, window.tokens
+    )
     target = CacheTarget(ask.cache, settings.cache_min_tokens, cache_key=_cache_key(settings, tenant_id, ask))
     measured = None if previous is None else PromptPrefix(*previous[:4])
-    window = await window_size(snapshot, ctx, windows)
     keeps_turns = reuse is not None and reuse.capacity > 0 and not ask.mutations
     turn_key = TurnKey(WindowKey(tenant_id, ask.session_id, ctx.apply_compact_boundary), params)
     kept_turn = reuse.kept_turn(turn_key) if reuse is not None and keeps_turns else None

@@ -46,7 +46,7 @@ async def report_context(
     )
     resolved = await window_size(snapshot, ctx, windows)
     if max_output_tokens is None:
-        max_output_tokens = default_max_output_tokens(bundled_catalog(), ctx.provider, ctx.model)
+        max_output_tokens = default_max_output_tokens(bundled_catalog(), ctx.provider, ctx.model, resolved.tokens)
     return await run_within(
         settings.view_timeout_seconds,
         snapshot.weight,

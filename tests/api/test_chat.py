@@ -133,6 +133,25 @@ async def test_context_reports_the_window_and_whether_compaction_is_due(client: 
     assert context["compactionDue"] is True
 
 
+async def test_a_small_session_window_caps_the_default_max_tokens_below_it(client: httpx.AsyncClient) -> None:
+    """Claude refuses a prompt whose max_tokens takes it past the window, before compaction would be due."""
+    await new_session(client, contextWindowTokens=100_000)
+    await append(client, "s1", user("x" * 180_000))
+    body = (await chat(client, provider="anthropic", model="claude-sonnet-4-20250514")).json()
+    assert body["payload"]["max_tokens"] == 50_000
+    assert body["context"]["maxOutputTokens"] == 50_000
+    assert body["context"]["estimatedTokens"] + 50_000 <= 100_000
+    assert body["context"]["compactionDue"] is False
+
+
+async def test_a_prompt_past_the_window_says_the_provider_will_refuse_it(client: httpx.AsyncClient) -> None:
+    await new_session(client, contextWindowTokens=1000)
+    await append(client, "s1", user("x" * 8000))
+    context = (await chat(client, provider="anthropic", model="claude-sonnet-4-5")).json()["context"]
+    assert context["compactionDue"] is True
+    assert "exceed the window of 1000" in context["reason"]
+
+
 async def test_projection_options_shape_the_payload(client: httpx.AsyncClient) -> None:
     await new_session(client)
     await append(client, "s1", tool_call("c1", "read", id="t1"), tool_result("c1", "read", "y" * 500, id="t2"))

@@ -129,6 +129,13 @@ def test_output_limits_come_from_models_dev() -> None:
     assert default_max_output_tokens(catalog, "vllm", "qwen-coder") is None
 
 
+def test_a_known_window_caps_the_output_reserve_at_half_of_it() -> None:
+    catalog = bundled_catalog()
+    assert default_max_output_tokens(catalog, "anthropic", "claude-sonnet-4-5", 100_000) == 50_000
+    assert default_max_output_tokens(catalog, "anthropic", "claude-sonnet-4-5", 200_000) == 64_000
+    assert default_max_output_tokens(catalog, "vllm", "qwen-coder", 100_000) is None
+
+
 def test_the_catalog_names_the_packages_that_answered() -> None:
     version = bundled_catalog().version
     assert version.startswith("genai-prices ")
