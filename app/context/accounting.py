@@ -27,7 +27,7 @@ from app.context.window import ContextWindow
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.engine.model_ref import ModelRef, model_ref, producer, same_model, target_ref
-from app.engine.tokens import estimate_tokens
+from app.engine.tokens import PADDING_BY_FAMILY, estimate_tokens
 from app.projections.model import project_model
 from app.projections.tool_output import ResultPolicy, result_for_model
 from app.projections.types import ProjectedMessage, Projection, ProjectionContext
@@ -306,19 +306,21 @@ def context_report(
     applied: str | None,
 ) -> ContextReport:
     """The report of a window's tally (``account_context``'s arguments besides)."""
+    family = target_ref(ctx.provider, ctx.model)
+    padding = PADDING_BY_FAMILY.get(family.family or "", 1.0) if family is not None else 1.0
     system, summary, sent_messages_, tool_results = counted.sections
     sections = TokenSections(
-        system=max(request_tokens, 0) + system,
-        summary=summary,
-        messages=sent_messages_,
-        tool_results=tool_results,
-        reasoning=counted.reasoning,
+        system=_padded(max(request_tokens, 0) + system, padding),
+        summary=_padded(summary, padding),
+        messages=_padded(sent_messages_, padding),
+        tool_results=_padded(tool_results, padding),
+        reasoning=_padded(counted.reasoning, padding),
     )
     anchor = counted.anchor
     if anchor is None:
         total, after = sections.total, sections.total
     else:
-        after = counted.after_anchor
+        after = _padded(counted.after_anchor, padding)
         total = anchor.tokens + after
     threshold, due, reason = _decision(window, total, policy, max_output_tokens)
     return ContextReport(
@@ -336,6 +338,10 @@ def context_report(
         max_output_tokens=max_output_tokens,
         cache=counted.calls.report(sections.total - sections.system),
     )
+
+
+def _padded(estimate: int, padding: float) -> int:
+    return estimate if padding == 1.0 else math.ceil(estimate * padding)
 
 
 def _decision(

@@ -14,6 +14,10 @@ from app import lossless_json
 from app.engine.persisted import Content
 
 BYTES_PER_TOKEN = 4
+PADDING_BY_FAMILY: dict[str, float] = {"anthropic": 4 / 3}
+"""How much more a provider family's tokenizer makes of the same bytes, applied where an estimate is counted
+against that family's window: Claude counted 1.33-1.95x the four-bytes estimate on the real Claude Code and
+pi sessions we measured (code and JSON tokenize densely), and Claude Code pads its own estimate by 4/3."""
 IMAGE_TOKENS = 1_200
 """A flat charge for an image; real costs vary by provider and size (pi and opencode charge about this)."""
 FILE_TOKENS = 2_000

@@ -136,7 +136,7 @@ async def test_context_reports_the_window_and_whether_compaction_is_due(client: 
 async def test_a_small_session_window_caps_the_default_max_tokens_below_it(client: httpx.AsyncClient) -> None:
     """Claude refuses a prompt whose max_tokens takes it past the window, before compaction would be due."""
     await new_session(client, contextWindowTokens=100_000)
-    await append(client, "s1", user("x" * 180_000))
+    await append(client, "s1", user("x" * 120_000))
     body = (await chat(client, provider="anthropic", model="claude-sonnet-4-20250514")).json()
     assert body["payload"]["max_tokens"] == 50_000
     assert body["context"]["maxOutputTokens"] == 50_000

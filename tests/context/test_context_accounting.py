@@ -108,6 +108,15 @@ def test_without_usage_the_estimates_are_the_count() -> None:
     assert (report.basis, report.total_tokens, report.usage) == ("estimate", 150, None)
 
 
+def test_estimates_counted_for_claude_are_padded_for_its_tokenizer() -> None:
+    """Claude makes about a third more tokens of the same text than four bytes a token says."""
+    messages = history(user("x" * 3_000), assistant("y" * 3_000, model="claude-sonnet-4-5"))
+    claude = ProjectionContext(provider="anthropic", model="claude-sonnet-4-5")
+    assert account(messages).total_tokens == 1_500
+    assert account(messages, ctx=claude).total_tokens == 2_000
+    assert account(messages, ctx=claude).sections.messages == 2_000
+
+
 def test_last_valid_usage_plus_later_estimates() -> None:
     messages = history(
         user("x", tokens=100),

@@ -1,5 +1,6 @@
 """Properties of accounting, compaction and pruning over messy histories (the shared strategies)."""
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from itertools import accumulate
@@ -23,7 +24,8 @@ from app.context.pruning import plan_prune
 from app.context.window import ContextWindow
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
-from app.engine.tokens import estimate_tokens
+from app.engine.model_ref import target_ref
+from app.engine.tokens import PADDING_BY_FAMILY, estimate_tokens
 from app.projections.live_history import COMPACTION_KINDS, applied_compaction, live_history
 from app.projections.model import project_model
 from app.projections.types import ProjectionContext
@@ -242,19 +244,27 @@ def counted(report: ContextReport) -> dict[str, Any]:
 
 
 def reference_report(messages: list[EngineMessage], ctx: ProjectionContext, request_tokens: int) -> dict[str, Any]:
-    """The view's messages costed one by one, the anchor found by sorting all messages newest first."""
+    """The view's messages costed one by one, the anchor found by sorting all messages newest first; what is
+    estimated is padded for the target's tokenizer."""
+    target = target_ref(ctx.provider, ctx.model)
+    padding = PADDING_BY_FAMILY.get(target.family or "", 1.0) if target is not None else 1.0
+
+    def padded(estimate: int) -> int:
+        return math.ceil(estimate * padding)
+
     view = project_model(messages, ctx)
     sent = sent_messages(view, messages)
     sections = {"system": max(request_tokens, 0), "summary": 0, "messages": 0, "toolResults": 0, "reasoning": 0}
     for each in sent:
         sections[SECTION_OF.get(each.message.kind, "messages")] += each.tokens
         sections["reasoning"] += each.reasoning
+    sections = {name: padded(tokens) for name, tokens in sections.items()}
     applied = view.diagnostics.applied_compact_boundary_id
     stale = next((m.seq for m in messages if m.id == applied), None)
     for m in sorted(messages, key=lambda m: m.seq, reverse=True):
         tokens = usage_tokens(m, ctx.model, {}) if stale is None or m.seq > stale else None
         if tokens is not None:
-            after = sum(later.total for later in sent if later.message.seq > m.seq)
+            after = padded(sum(later.total for later in sent if later.message.seq > m.seq))
             anchor = {"messageId": m.id, "tokens": tokens}
             return {"sections": sections, "usage": anchor, "tokensAfterUsage": after, "totalTokens": tokens + after}
     total = sum(sections.values())
