@@ -62,6 +62,9 @@ class CachePolicy:
     ttl: str | None = None
     breakpoints: tuple[str, ...] = BREAKPOINTS
     cached_content: str | None = None
+    breakpoints_given: bool = False
+    """Whether the caller named the breakpoints: only named ones are refused by a target that takes none (the
+    default asks for all four, which such a target simply places none of)."""
 
     @property
     def on(self) -> bool:
@@ -90,7 +93,8 @@ def parse_cache(value: object) -> CachePolicy:
     ttl = value.get("ttl")
     if ttl is not None and ttl not in TTLS:
         raise InvalidCache(f"must be one of {', '.join(TTLS)}, got {ttl!r}", field="cache.ttl")
-    points = value.get("breakpoints", list(BREAKPOINTS))
+    given = "breakpoints" in value
+    points = value["breakpoints"] if given else list(BREAKPOINTS)
     if not isinstance(points, list) or any(point not in BREAKPOINTS for point in points):
         raise InvalidCache(f"must be a list of {', '.join(BREAKPOINTS)}", field="cache.breakpoints")
     if len(set(points)) != len(points):
@@ -98,7 +102,7 @@ def parse_cache(value: object) -> CachePolicy:
     cached = value.get("cachedContent")
     if cached is not None and (not isinstance(cached, str) or not cached.strip()):
         raise InvalidCache("must be a cachedContents/... name", field="cache.cachedContent")
-    return CachePolicy("explicit", ttl, tuple(point for point in BREAKPOINTS if point in points), cached)
+    return CachePolicy("explicit", ttl, tuple(point for point in BREAKPOINTS if point in points), cached, given)
 
 
 def takes_breakpoints(provider: str, model: str) -> bool:
@@ -116,7 +120,7 @@ def check_cache(provider: str, model: str, policy: CachePolicy) -> None:
     if policy.mode != "explicit":
         return
     marks = takes_breakpoints(provider, model)
-    if policy.breakpoints and not marks:
+    if policy.breakpoints_given and policy.breakpoints and not marks:
         raise InvalidCache(f"{provider} {model} caches prefixes on its own and takes none", field="cache.breakpoints")
     if policy.ttl is not None and not marks:
         raise InvalidCache(f"{provider} {model} takes no cache TTL", field="cache.ttl")

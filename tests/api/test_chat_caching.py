@@ -107,6 +107,17 @@ async def test_a_cache_the_target_cannot_take_is_a_422_naming_the_field(
     assert response.json()["field"] == field
 
 
+async def test_a_cached_content_alone_is_taken_by_gemini(client: httpx.AsyncClient) -> None:
+    """Gemini takes no breakpoints, so the default ones must not turn its one cache option into a 422."""
+    await new_session(client)
+    await turn(client, 1)
+    body = {"sessionId": "s1", "provider": "gemini", "model": "gemini-2.5-pro"}
+    response = await client.post("/chat", json={**body, "cache": {"cachedContent": "cachedContents/abc"}})
+    assert response.status_code == 200, response.text
+    assert response.json()["payload"]["cachedContent"] == "cachedContents/abc"
+    assert response.json()["context"]["cache"]["nextRequest"]["breakpoints"] == []
+
+
 async def test_a_prune_breaks_the_prefix_and_says_so(client: httpx.AsyncClient) -> None:
     await new_session(client)
     for n in range(8):

@@ -144,6 +144,21 @@ def test_gemini_passes_an_explicit_cached_content_through() -> None:
 
 
 @pytest.mark.parametrize(
+    ("provider", "model", "value"),
+    [
+        ("gemini", "gemini-2.5-pro", {"cachedContent": "cachedContents/abc"}),
+        ("openai", "gpt-5", {}),
+        ("ai-sdk", "openai/gpt-5", {}),
+    ],
+)
+def test_breakpoints_left_out_ask_none_of_a_target_that_takes_none(provider: str, model: str, value: object) -> None:
+    """The default breakpoints are all four where a target takes them: a default never makes a request fail."""
+    built = _build(provider, model, CacheTarget(parse_cache(value)))
+    assert built.breakpoints == []
+    assert _marks(built.payload) == [] and _marks(built.payload, "cacheControl") == []
+
+
+@pytest.mark.parametrize(
     ("value", "field"),
     [
         ({"ttl": "2h"}, "cache.ttl"),
