@@ -21,7 +21,7 @@ empty text, and never where the prefix up to it is shorter than the model's mini
 it Anthropic caches nothing, silently). OpenAI caches prefixes on its own: ``auto`` sets
 ``prompt_cache_key``, a keyed hash of the tenant and session, so requests of one session meet on one cache
 machine. Gemini caches implicitly; an explicit ``cachedContent`` (a ``cachedContents/...`` name the caller
-created) is passed through. Pure.
+created) is passed through by the Gemini adapter, without the system instruction and tools it holds. Pure.
 """
 
 import hashlib
@@ -387,10 +387,6 @@ def place_breakpoints(
     if provider in ("openai", "openai-responses"):
         if target.cache_key is not None:
             payload["prompt_cache_key"] = target.cache_key
-        return placed
-    if provider == "gemini":
-        if policy.cached_content is not None:
-            payload["cachedContent"] = policy.cached_content
         return placed
     if not takes_breakpoints(provider, model):
         return placed

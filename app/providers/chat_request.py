@@ -146,6 +146,7 @@ def draft_chat_request(
     check_prefill(provider, model, settings)
     if cache is not None:
         check_cache(provider, model, cache.policy)
+        settings = replace(settings, cached_content=cache.policy.cached_content)
     parsed = _mutations(mutations)
     if isinstance(projection, Projection):
         messages, diagnostics = projection.messages, _copy(projection.diagnostics)

@@ -9,7 +9,9 @@ from results after them; every part holds one data field and no ``parts`` list i
 ``codeExecutionResult`` parts, any other tool it ran left out with its result, said so. A reasoning effort is
 ``generationConfig.thinkingConfig`` (a level from Gemini 3 on, a budget before), a structured answer
 ``responseMimeType`` ``application/json`` with the schema as ``responseSchema`` (Gemini's OpenAPI subset of JSON
-Schema: what it lacks is left out, said so). The model is not in the body: Gemini takes it in the URL.
+Schema: what it lacks is left out, said so). A ``cachedContent`` the request names holds its own system
+instruction and tools, which Gemini then refuses in the request: they are left out, said so. The model is not
+in the body: Gemini takes it in the URL.
 """
 
 import re
@@ -76,10 +78,14 @@ def to_gemini(
         # Listed first, where the turn goes: what follows is listed message by message.
         repairs.insert(0, Repair("starts-on-model", f"gemini: added a user turn {START!r} before the first model turn"))
     payload: dict[str, Any] = {"contents": contents}
-    if settled.system:
-        payload["systemInstruction"] = {"parts": [{"text": settled.system}]}
-    if tools:
-        payload["tools"] = [{"functionDeclarations": [_declaration(tool) for tool in tools]}]
+    if settings.cached_content is not None:
+        payload["cachedContent"] = settings.cached_content
+        repairs += _left_to_cached_content(settled.system, tools)
+    else:
+        if settled.system:
+            payload["systemInstruction"] = {"parts": [{"text": settled.system}]}
+        if tools:
+            payload["tools"] = [{"functionDeclarations": [_declaration(tool) for tool in tools]}]
     config: dict[str, Any] = {}
     if max_output_tokens is not None:
         config["maxOutputTokens"] = max_output_tokens
@@ -94,6 +100,16 @@ def to_gemini(
     if config:
         payload["generationConfig"] = config
     return payload, repairs + ids.repairs()
+
+
+def _left_to_cached_content(system: str | None, tools: tuple[ToolDefinition, ...]) -> list[Repair]:
+    """Gemini refuses a system instruction or tools beside ``cachedContent``: the cached content holds the ones
+    it was created with: those the request brings are left out, said so."""
+    left = [name for name, given in (("the system instruction", system), ("tools", tools)) if given]
+    if not left:
+        return []
+    detail = f"gemini: {' and '.join(left)} left out: the cached content holds its own"
+    return [Repair("left-to-cached-content", detail)]
 
 
 def is_gemini_3(model: str) -> bool:

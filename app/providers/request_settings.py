@@ -1,7 +1,7 @@
 """What a request asks of the model besides its messages: how hard to think, what shape to answer in, and
 whether the answer continues a turn already begun. A run (opencode's Turn) holds the first two as ``variant``
-and ``format``; ``POST /chat`` may override them and ask for a prefill. They are parsed here once, and each
-adapter writes them as its provider takes them.
+and ``format``; ``POST /chat`` may override them and ask for a prefill (and, for Gemini, name a cached content
+to continue). They are parsed here once, and each adapter writes them as its provider takes them.
 
 ``variant`` is a reasoning effort, ``none``, ``minimal``, ``low``, ``medium``, ``high``, ``xhigh`` or
 ``max`` (the names opencode's variants and OpenAI's ``reasoning_effort`` use), or a thinking budget in tokens
@@ -80,6 +80,9 @@ class RequestSettings:
     """The model's output limit (the catalog's) where the request sets no ``maxOutputTokens``: a thinking
     budget stays under it, since an SDK that caps the answer at the limit would leave the budget past it. Not
     sent itself."""
+    cached_content: str | None = None
+    """A Gemini ``cachedContents/...`` name the request continues (``cache.cachedContent``): the cached content
+    holds the system instruction and tools it was created with."""
 
 
 NO_SETTINGS = RequestSettings()

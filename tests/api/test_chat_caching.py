@@ -118,6 +118,24 @@ async def test_a_cached_content_alone_is_taken_by_gemini(client: httpx.AsyncClie
     assert response.json()["context"]["cache"]["nextRequest"]["breakpoints"] == []
 
 
+async def test_a_runs_system_and_tools_are_left_to_a_cached_content(client: httpx.AsyncClient) -> None:
+    """What the request did not ask for itself (the run's system prompt and tools, a system note opening the
+    history) is left out beside a cached content, said so in a repair."""
+    await new_session(client)
+    run = {"id": "r1", "model": "google/gemini-2.5-pro", "system": "Run prompt.", "tools": TOOLS}
+    assert (await client.post("/sessions/s1/runs", json=run)).status_code == 201
+    await turn(client, 1)
+    body = {"sessionId": "s1", "runId": "r1", "provider": "gemini", "cache": {"cachedContent": "cachedContents/abc"}}
+    response = await client.post("/chat", json=body)
+    assert response.status_code == 200, response.text
+    payload = response.json()["payload"]
+    assert payload["cachedContent"] == "cachedContents/abc"
+    assert "systemInstruction" not in payload and "tools" not in payload
+    assert problems("gemini", payload, model="gemini-2.5-pro") == []
+    rules = [repair["rule"] for repair in response.json()["diagnostics"]["repairs"]]
+    assert "left-to-cached-content" in rules
+
+
 async def test_a_prune_breaks_the_prefix_and_says_so(client: httpx.AsyncClient) -> None:
     await new_session(client)
     for n in range(8):

@@ -393,9 +393,14 @@ _GEMINI_IMAGES = frozenset({"image/png", "image/jpeg", "image/webp", "image/heic
 
 def gemini(payload: dict[str, Any], *, model: str = "") -> list[str]:
     errors: list[str] = []
+    if "cachedContent" in payload and any(key in payload for key in ("systemInstruction", "tools", "toolConfig")):
+        errors.append(
+            "CachedContent can not be used with GenerateContent request setting system_instruction, tools or "
+            "tool_config. Proposed fix: move those values to CachedContent from GenerateContent request."
+        )
     contents = payload.get("contents") or []
     if not contents:
-        return ["* GenerateContentRequest.contents: contents is not specified"]
+        return [*errors, "* GenerateContentRequest.contents: contents is not specified"]
     if contents[0].get("role") != "user":
         errors.append(
             "Please ensure that function call turn comes immediately after a user turn or after a function "

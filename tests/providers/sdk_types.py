@@ -213,7 +213,15 @@ def anthropic(payload: dict[str, Any]) -> list[str]:
 
 # Gemini generateContent -----------------------------------------------------------------------------------
 
-_GEMINI_BODY = {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "safetySettings"}
+_GEMINI_BODY = {
+    "contents",
+    "systemInstruction",
+    "tools",
+    "toolConfig",
+    "generationConfig",
+    "safetySettings",
+    "cachedContent",
+}
 
 
 def gemini(payload: dict[str, Any]) -> list[str]:
@@ -227,6 +235,9 @@ def gemini(payload: dict[str, Any]) -> list[str]:
     checks += [(tool, gemini_types.Tool, f"tools[{n}]") for n, tool in enumerate(payload.get("tools", []))]
     if "generationConfig" in payload:
         checks.append((payload["generationConfig"], gemini_types.GenerationConfig, "generationConfig"))
+    if "cachedContent" in payload:
+        # The SDK's config carries the body's cachedContent name.
+        checks.append(({"cachedContent": payload["cachedContent"]}, gemini_types.GenerateContentConfig, "body"))
     for value, model, where in checks:
         try:
             model.model_validate(value)

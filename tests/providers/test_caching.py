@@ -137,10 +137,18 @@ def test_openai_gets_a_keyed_prompt_cache_key() -> None:
     assert "s1" not in key
 
 
-def test_gemini_passes_an_explicit_cached_content_through() -> None:
+def test_gemini_leaves_the_system_instruction_and_tools_to_an_explicit_cached_content() -> None:
+    """Gemini refuses them beside ``cachedContent``, which holds the ones it was created with."""
     policy = parse_cache({"cachedContent": "cachedContents/abc", "breakpoints": []})
-    built = _build("gemini", "gemini-2.5-pro", CacheTarget(policy))
-    assert built.payload["cachedContent"] == "cachedContents/abc"
+    built = _build("gemini", "gemini-2.5-pro", CacheTarget(policy), system="Rules.")
+    payload = built.payload
+    assert payload["cachedContent"] == "cachedContents/abc"
+    assert "systemInstruction" not in payload and "tools" not in payload
+    [left] = [repair for repair in built.diagnostics.repairs if repair.rule == "left-to-cached-content"]
+    assert "system instruction" in left.detail and "tools" in left.detail
+    assert problems("gemini", payload, model="gemini-2.5-pro") == []
+    plain = _build("gemini", "gemini-2.5-pro", CacheTarget(AUTO), system="Rules.").payload
+    assert "cachedContent" not in plain and {"systemInstruction", "tools"} <= set(plain)
 
 
 @pytest.mark.parametrize(

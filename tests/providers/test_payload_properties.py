@@ -20,7 +20,7 @@ from app.engine.persisted import PersistedMessage
 from app.engine.promotion import promote
 from app.projections.projector import project
 from app.projections.types import ProjectionContext, View
-from app.providers.caching import AUTO, CacheTarget
+from app.providers.caching import AUTO, CacheTarget, parse_cache
 from app.providers.chat_request import build_chat_request
 from app.providers.errors import PrefillRefused
 from app.providers.registry import SUPPORTED_PROVIDERS
@@ -133,11 +133,14 @@ request_settings = st.builds(
 """What a request or its run may ask besides the messages: an effort, a structured answer, a prefill."""
 
 
-def _built(provider: str, projected: Any, settings: RequestSettings, **request: Any) -> dict[str, Any] | None:
-    """The payload, or ``None`` where the target refuses the prefill asked of it (a 422, tested on its own)."""
+def _built(
+    provider: str, projected: Any, settings: RequestSettings, cache: CacheTarget | None = None, **request: Any
+) -> dict[str, Any] | None:
+    """The payload, or ``None`` where the target refuses the prefill asked of it (a 422, tested on its own).
+    ``cache``: ``MARK_ALL`` unless given."""
     try:
         payload = build_chat_request(
-            projected, provider=provider, model=MODELS[provider], settings=settings, cache=MARK_ALL, **request
+            projected, provider=provider, model=MODELS[provider], settings=settings, cache=cache or MARK_ALL, **request
         )
     except PrefillRefused:
         assert settings.prefill
@@ -149,6 +152,8 @@ def _built(provider: str, projected: Any, settings: RequestSettings, **request: 
 
 MARK_ALL = CacheTarget(AUTO, min_tokens=0, cache_key="pc_key")
 """Every breakpoint a target takes, however short the prompt, so that every payload is checked with its marks."""
+CACHED_CONTENT = CacheTarget(parse_cache({"cachedContent": "cachedContents/abc"}))
+"""Gemini's explicit cache, which holds a system instruction and tools of its own."""
 
 SURROGATE_MUTATIONS = [
     {"op": "append", "parts": [{"type": "text", "text": "also \ud800 this \ud83d\ude00"}]},
@@ -167,6 +172,7 @@ def _projected(messages: list[PersistedMessage]) -> list[Any]:
     system=st.sampled_from([None, "", "Be brief.", "Be \udfff brief \ud83d\ude00\ud83d"]),
     mutations=st.sampled_from([None, SURROGATE_MUTATIONS]),
     settings=request_settings,
+    cached_content=st.booleans(),
 )
 def _every_provider_accepts(
     history: list[PersistedMessage],
@@ -174,6 +180,7 @@ def _every_provider_accepts(
     system: str | None,
     mutations: list[dict[str, Any]] | None,
     settings: RequestSettings,
+    cached_content: bool,
     collected: list[dict[str, Any]],
 ) -> None:
     projected = _projected(history)
@@ -182,7 +189,8 @@ def _every_provider_accepts(
     before = copy.deepcopy(projected)
     for provider in SUPPORTED_PROVIDERS:
         tools = TOOLS if with_tools else None
-        payload = _built(provider, projected, settings, system=system, tools=tools, mutations=mutations)
+        cache = CACHED_CONTENT if cached_content and provider == "gemini" else None
+        payload = _built(provider, projected, settings, cache, system=system, tools=tools, mutations=mutations)
         if payload is None:
             continue
         orjson.dumps(payload)  # refuses a lone surrogate: none reaches a payload
