@@ -19,7 +19,7 @@ from app.context.cache_report import PrefixBreak
 from app.errors import InvalidInput
 from app.importers.imported import ToolCallRef
 from app.projections.types import Diagnostics, ProjectedMessage, ProjectedMetadata
-from app.providers.caching import parse_cache
+from app.providers.caching import check_cached_content, parse_cache
 from app.services.chat import ChatAsk
 from app.services.compaction import Compacted
 from app.services.imports import ImportOutcome, WireReaders
@@ -72,7 +72,10 @@ IMPORT_READERS = WireReaders(
 
 def chat_ask(body: ChatRequestBody) -> ChatAsk:
     """What a ``/chat`` body asks; what it leaves out the service takes from the run, then the session. A
-    malformed ``cache`` is refused here, naming its field (``cache.ttl``)."""
+    malformed ``cache`` is refused here, naming its field (``cache.ttl``), and so is a system prompt or tools
+    asked beside a Gemini ``cachedContent``, which holds its own."""
+    cache = parse_cache(body.cache)
+    check_cached_content(body.provider, cache, system=body.system, tools=body.tools)
     return ChatAsk(
         session_id=body.session_id,
         provider=body.provider,
@@ -87,7 +90,7 @@ def chat_ask(body: ChatRequestBody) -> ChatAsk:
         format=body.format,
         agent=body.agent,
         prefill=body.prefill,
-        cache=parse_cache(body.cache),
+        cache=cache,
     )
 
 

@@ -128,6 +128,21 @@ def check_cache(provider: str, model: str, policy: CachePolicy) -> None:
         raise InvalidCache("only the gemini target takes a cachedContents name", field="cache.cachedContent")
 
 
+def check_cached_content(provider: str, policy: CachePolicy, *, system: str | None, tools: object) -> None:
+    """A cached content holds the system instruction and tools it was created with, and Gemini refuses a
+    request that sets them beside it: a request that names them itself is a 422 naming its fields (what a run
+    or the history brings is left out instead, said so)."""
+    if provider != "gemini" or policy.cached_content is None:
+        return
+    asked = [name for name, value in (("system", system is not None and system.strip()), ("tools", tools)) if value]
+    if asked:
+        names = " and ".join(asked)
+        raise InvalidCache(
+            f"Gemini takes no {names} beside cache.cachedContent, which holds those it was created with",
+            field=asked[0],
+        )
+
+
 def min_cacheable_tokens(model: str) -> int:
     """Anthropic's minimum cacheable prompt length for ``model``: 4,096 tokens for Opus 4.5/4.6 and Haiku 4.5,
     2,048 for Sonnet 4.6 and Haiku 3/3.5, 1,024 for the other Claude models."""

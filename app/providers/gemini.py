@@ -104,7 +104,8 @@ def to_gemini(
 
 def _left_to_cached_content(system: str | None, tools: tuple[ToolDefinition, ...]) -> list[Repair]:
     """Gemini refuses a system instruction or tools beside ``cachedContent``: the cached content holds the ones
-    it was created with: those the request brings are left out, said so."""
+    it was created with. Those a run or the history brought are left out, said so (a request that asks for
+    them itself is refused before: ``app.providers.caching.check_cached_content``)."""
     left = [name for name, given in (("the system instruction", system), ("tools", tools)) if given]
     if not left:
         return []

@@ -118,6 +118,24 @@ async def test_a_cached_content_alone_is_taken_by_gemini(client: httpx.AsyncClie
     assert response.json()["context"]["cache"]["nextRequest"]["breakpoints"] == []
 
 
+@pytest.mark.parametrize(
+    ("given", "field"),
+    [({"system": "Be brief."}, "system"), ({"tools": TOOLS}, "tools"), ({"system": "Hi", "tools": TOOLS}, "system")],
+)
+async def test_a_system_or_tools_asked_beside_a_cached_content_is_a_422_naming_them(
+    client: httpx.AsyncClient, given: dict[str, Any], field: str
+) -> None:
+    """The cached content holds the system instruction and tools it was created with: asking for others in the
+    same request contradicts it, and Gemini refuses the two together."""
+    await new_session(client)
+    await turn(client, 1)
+    body = {"sessionId": "s1", "provider": "gemini", "model": "gemini-2.5-pro", **given}
+    response = await client.post("/chat", json={**body, "cache": {"cachedContent": "cachedContents/abc"}})
+    assert response.status_code == 422, response.text
+    assert response.json()["field"] == field
+    assert all(name in response.json()["detail"] for name in given)
+
+
 async def test_a_runs_system_and_tools_are_left_to_a_cached_content(client: httpx.AsyncClient) -> None:
     """What the request did not ask for itself (the run's system prompt and tools, a system note opening the
     history) is left out beside a cached content, said so in a repair."""
