@@ -6,9 +6,10 @@ duplicate results, reused tool-call ids, empty and whitespace texts, compactions
 and thought signatures on text and calls, the calls and results of tools a provider ran itself (whole, or
 with half missing), assistant files, keys a newer SDK added, producers named in every form (``provider`` and
 ``model``, ``provider/modelId``, opencode's object, or only by their run: ``RUN_MODELS``), images in tool
-results, runtime reminders (also between a call and its result), bash executions and custom messages, and the
-visibility flags. Messages are numbered as the store numbers them (seq 1..n, ids ``m<seq>``), so a boundary's
-``compactThroughMessageId`` and a summary's ``summaryForBoundaryId`` name real messages.
+results, cache marks an AI SDK app stored on user texts and tool results, runtime reminders (also between a
+call and its result), bash executions and custom messages, and the visibility flags. Messages are numbered as
+the store numbers them (seq 1..n, ids ``m<seq>``), so a boundary's ``compactThroughMessageId`` and a
+summary's ``summaryForBoundaryId`` name real messages.
 """
 
 from dataclasses import replace
@@ -100,6 +101,16 @@ _PART_OPTIONS = st.sampled_from(
     [None, None, None, {"openai": {"itemId": "msg_1"}}, {"google": {"thoughtSignature": "c2lnbmVk"}}]
 )
 """Provider state on a text or call part, bound to the model that wrote it like a reasoning signature."""
+_STORED_MARKS = st.sampled_from(
+    [
+        None,
+        None,
+        None,
+        {"anthropic": {"cacheControl": {"type": "ephemeral"}}},
+        {"anthropic": {"cache_control": {"type": "ephemeral", "ttl": "5m"}}, "openai": {"note": "kept"}},
+    ]
+)
+"""A cache mark an AI SDK app wrote on a part it stored (as it sent it): the marks are the service's to place."""
 
 
 _PRODUCER_FORMS = st.sampled_from(["fields", "fields", "reference", "object", "run"])
@@ -189,7 +200,7 @@ def _user_turn(draw: st.DrawFn) -> list[PersistedMessage]:
     text = draw(texts)
     if draw(_COIN):
         return [b.user(text, **draw(_FLAGS))]
-    parts = [b.text_part(text)]
+    parts = [_with_options(b.text_part(text), draw(_STORED_MARKS))]
     if draw(_COIN):
         parts.append(b.image_part(*draw(_IMAGES)))
     if draw(_ONE_IN_FIVE) == 0:
@@ -228,7 +239,8 @@ def _result_part(draw: st.DrawFn, call_id: str, tool_name: str) -> dict[str, Any
             denied = {"type": "execution-denied", "reason": "User denied"}
             return b.result_part(call_id, tool_name=tool_name, output=denied)
         case _:
-            return b.result_part(call_id, draw(outputs), tool_name=tool_name, output_type=shape)
+            part = b.result_part(call_id, draw(outputs), tool_name=tool_name, output_type=shape)
+            return _with_options(part, draw(_STORED_MARKS))
 
 
 @st.composite

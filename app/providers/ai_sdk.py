@@ -20,8 +20,9 @@ The SDK may hand these messages to any provider, so the payload keeps the strict
 text only in ``system`` (later notes as wrapped user text), a user turn first, tools defined wherever the
 history holds calls (unless the provider is one that takes such a history without them), every call
 answered by the next ``tool`` message (except the calls its provider ran, answered in the turn), ids in
-``[a-zA-Z0-9_-]`` and at most 40 characters, no empty text, and tool outputs in forms AI SDK v5 and v6 both
-accept (text, json, error-text, error-json, and content with ``text``/``media`` items).
+``[a-zA-Z0-9_-]`` and at most 40 characters, no empty text, tool outputs in forms AI SDK v5 and v6 both
+accept (text, json, error-text, error-json, and content with ``text``/``media`` items), and no cache mark but
+those the cache policy places (one stored on a part is left out, as the ``anthropic`` target sends none).
 """
 
 from typing import Any
@@ -52,6 +53,8 @@ TOOL_HISTORY_WITHOUT_TOOLS = frozenset({"openai", "google"})
 Claude on Bedrock) refuse one, so their payloads get a placeholder tool, as the ``anthropic`` target's do."""
 NAMESPACES = {"google-vertex": "vertex", "vertex": "vertex", "amazon-bedrock": "bedrock", "bedrock": "bedrock"}
 """The ``providerOptions`` key an SDK provider reads, where it is not the provider's own name."""
+CACHE_MARKS = ("cacheControl", "cache_control")
+"""The keys the SDK's Anthropic provider reads a cache mark from, in ``providerOptions.anthropic``."""
 
 
 def to_ai_sdk(
@@ -77,7 +80,8 @@ def to_ai_sdk(
                     {"role": "user", "content": [{"type": "text", "text": wrap_system_note(message["content"])}]}
                 )
             case "user":
-                messages.append({"role": "user", "content": [_user_part(part) for part in message["content"]]})
+                content = [_user_part(_unmarked(part, repairs)) for part in message["content"]]
+                messages.append({"role": "user", "content": content})
             case "assistant":
                 content = _assistant(message["content"], ids, namespace, gemini_3, repairs)
                 messages.append({"role": "assistant", "content": content})
@@ -148,6 +152,7 @@ def _assistant(
     content: list[dict[str, Any]] = []
     signed_call = False
     for part in parts:
+        part = _unmarked(part, repairs)
         if "providerOptions" in part and namespace is not None:
             part = _keyed(part, namespace)
         if part["type"] == "tool-call":
@@ -234,8 +239,30 @@ def _effort_options(effort: Effort, target: ModelRef | None, ceiling: int | None
 
 
 def _result(part: dict[str, Any], ids: ToolIdMap, repairs: list[Repair]) -> dict[str, Any]:
-    result = {**part, "toolCallId": ids(part["toolCallId"]), "output": _output(part["output"], repairs)}
-    return result
+    output = _output(_unmarked(part["output"], repairs), repairs)
+    return {**_unmarked(part, repairs), "toolCallId": ids(part["toolCallId"]), "output": output}
+
+
+def _unmarked(item: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
+    """``item`` without a cache mark stored in its ``providerOptions``, said so. The marks are the cache
+    policy's to place (``app.providers.caching``), as the ``anthropic`` target sends none it did not place:
+    stored ones would pass Anthropic's four (the SDK drops those past the fourth, perhaps the policy's own)
+    and, beside 1-hour marks, put 5-minute ones before them, which Anthropic refuses."""
+    options = item.get("providerOptions")
+    if not isinstance(options, dict):
+        return item
+    anthropic = options.get("anthropic")
+    if not isinstance(anthropic, dict) or not any(key in anthropic for key in CACHE_MARKS):
+        return item
+    detail = "ai-sdk: a cache mark stored on a part is not sent: the cache policy places them"
+    repairs.append(Repair("cache-mark-dropped", detail))
+    kept = {key: value for key, value in anthropic.items() if key not in CACHE_MARKS}
+    rest = {name: kept if name == "anthropic" else value for name, value in options.items()}
+    if not kept:
+        del rest["anthropic"]
+    if rest:
+        return {**item, "providerOptions": rest}
+    return {key: value for key, value in item.items() if key != "providerOptions"}
 
 
 def _output(output: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:

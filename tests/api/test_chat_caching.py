@@ -38,8 +38,11 @@ async def turn(client: httpx.AsyncClient, n: int) -> None:
 
 
 def marks(value: Any) -> int:
+    """Cache marks in a payload: Anthropic's ``cache_control``, the AI SDK's ``providerOptions.anthropic``
+    ``cacheControl`` (its provider reads ``cache_control`` there too)."""
     if isinstance(value, dict):
-        return ("cache_control" in value) + sum(marks(item) for item in value.values())
+        found = any(key in value for key in ("cache_control", "cacheControl"))
+        return found + sum(marks(item) for item in value.values())
     if isinstance(value, list):
         return sum(marks(item) for item in value)
     return 0
@@ -83,6 +86,41 @@ async def test_an_hour_ttl_is_written_on_every_breakpoint(client: httpx.AsyncCli
     payload = (await chat(client, cache={"ttl": "1h", "breakpoints": ["system"]}))["payload"]
     assert payload["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     assert marks(payload) == 1
+
+
+STORED_MARK = {"anthropic": {"cacheControl": {"type": "ephemeral"}}}
+"""A cache mark as an AI SDK app writes it on a message's part, and may store it with the message."""
+
+
+@pytest.mark.parametrize(("provider", "model"), [("anthropic", SONNET), ("ai-sdk", f"anthropic/{SONNET}")])
+@pytest.mark.parametrize("cache", ["auto", {"ttl": "1h"}])
+async def test_marks_stored_on_parts_are_not_sent_so_a_payload_holds_the_breakpoints_placed(
+    client: httpx.AsyncClient, provider: str, model: str, cache: Any
+) -> None:
+    """The service places the marks: stored ones would pass Anthropic's four (the AI SDK drops those past
+    the fourth, perhaps the service's own) and, beside 1-hour ones, put 5-minute marks before them."""
+    await new_session(client)
+    long = "lorem ipsum dolor sit amet " * 400
+    stored = [{"type": "text", "text": f"question {n} {long}", "providerOptions": STORED_MARK} for n in range(3)]
+    tool_output = {"type": "text", "value": "x", "providerOptions": {"anthropic": {"cache_control": {}}}}
+    result = {"type": "tool-result", "toolCallId": "c1", "toolName": "bash", "output": tool_output}
+    await append(
+        client,
+        "s1",
+        {"role": "user", "content": [stored[0]]},
+        tool_call("c1", "bash", command="ls"),
+        {"role": "tool", "content": [{**result, "providerOptions": STORED_MARK}]},
+        assistant("answer one", provider="anthropic", model=SONNET),
+        {"role": "user", "content": [stored[1]]},
+        assistant("answer two", provider="anthropic", model=SONNET),
+        {"role": "user", "content": [stored[2]]},
+    )
+    body = await chat(client, provider, model=model, cache=cache)
+    payload = body["payload"]
+    placed = body["context"]["cache"]["nextRequest"]["breakpoints"]
+    assert "history" in placed
+    assert marks(payload) == len(placed)
+    assert problems(provider, payload, model=model) == []
 
 
 @pytest.mark.parametrize(

@@ -214,7 +214,7 @@ def anthropic(payload: dict[str, Any], *, prefill: bool = False) -> list[str]:
         errors.append('messages: first message must use the "user" role')
     errors += _anthropic_ending(payload, messages, prefill)
     errors += _anthropic_thinking(payload, messages)
-    errors += _cache_marks(payload, "cache_control")
+    errors += _cache_marks(payload, sdk=False)
     use_ids: set[str] = set()
     any_tool_blocks = False
     for n, message in enumerate(messages):
@@ -458,37 +458,56 @@ def gemini(payload: dict[str, Any], *, model: str = "") -> list[str]:
 # AI SDK ModelMessage[] ------------------------------------------------------------------------------------
 
 
-def _cache_marks(payload: Any, key: str) -> list[str]:
-    """Anthropic takes at most four cache breakpoints, and none on a thinking block or an empty text."""
-    found: list[dict[str, Any]] = []
+def _cache_marks(payload: dict[str, Any], sdk: bool) -> list[str]:
+    """Anthropic takes at most four cache breakpoints, none on a thinking block or an empty text, and no 1-hour
+    one after a 5-minute one in the order it reads them: tools, system, messages. ``sdk``: the marks are the
+    AI SDK's, ``providerOptions.anthropic.cacheControl`` (or ``cache_control``, which its provider also reads)."""
+    found: list[tuple[dict[str, Any], Any]] = []
 
     def walk(value: Any) -> None:
         if isinstance(value, dict):
-            options = value.get("providerOptions")
-            anthropic = options.get("anthropic") if isinstance(options, dict) else None
-            if key in value if key == "cache_control" else isinstance(anthropic, dict) and key in anthropic:
-                found.append(value)
+            mark = _sdk_mark(value) if sdk else value.get("cache_control")
+            if mark is not None:
+                found.append((value, mark))
             for item in value.values():
                 walk(item)
         elif isinstance(value, list):
             for item in value:
                 walk(item)
 
-    walk(payload)
+    for key in ("tools", "system", "messages"):
+        walk(payload.get(key))
     errors = [f"{len(found)} cache breakpoints: A maximum of 4 blocks with cache_control may be provided"] * (
         len(found) > 4
     )
-    for block in found:
+    short = False
+    for block, mark in found:
         if block.get("type") in ("thinking", "redacted_thinking", "reasoning"):
             errors.append("cache_control cannot be set on a thinking block")
         if block.get("type") == "text" and _blank(block.get("text")):
             errors.append("cache_control cannot be set on an empty text block")
+        hour = isinstance(mark, dict) and mark.get("ttl") == "1h"
+        if hour and short:
+            errors.append(
+                "cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control "
+                "block. Note that blocks are processed in the following order: `tools`, `system`, `messages`."
+            )
+        short = short or not hour
     return errors
+
+
+def _sdk_mark(value: dict[str, Any]) -> Any:
+    options = value.get("providerOptions")
+    anthropic = options.get("anthropic") if isinstance(options, dict) else None
+    if not isinstance(anthropic, dict):
+        return None
+    mark = anthropic.get("cacheControl")
+    return mark if mark is not None else anthropic.get("cache_control")
 
 
 def ai_sdk(payload: dict[str, Any], *, prefill: bool = False) -> list[str]:
     """What the SDK's pre-flight lets through but its providers reject downstream."""
-    errors: list[str] = _cache_marks(payload, "cacheControl")
+    errors: list[str] = _cache_marks(payload, sdk=True)
     messages = payload.get("messages") or []
     if not messages:
         return ["Invalid prompt: messages must not be empty"]

@@ -154,6 +154,20 @@ MARK_ALL = CacheTarget(AUTO, min_tokens=0, cache_key="pc_key")
 """Every breakpoint a target takes, however short the prompt, so that every payload is checked with its marks."""
 CACHED_CONTENT = CacheTarget(parse_cache({"cachedContent": "cachedContents/abc"}))
 """Gemini's explicit cache, which holds a system instruction and tools of its own."""
+MARK_ALL_AN_HOUR = CacheTarget(parse_cache({"ttl": "1h"}), min_tokens=0)
+"""``MARK_ALL`` for an hour: Anthropic refuses a 1-hour mark after a 5-minute one."""
+
+
+def _explicit_cache(provider: str) -> CacheTarget | None:
+    """What a request to ``provider`` may ask of the cache besides ``auto``."""
+    match provider:
+        case "gemini":
+            return CACHED_CONTENT
+        case "anthropic" | "ai-sdk":
+            return MARK_ALL_AN_HOUR
+        case _:
+            return None
+
 
 SURROGATE_MUTATIONS = [
     {"op": "append", "parts": [{"type": "text", "text": "also \ud800 this \ud83d\ude00"}]},
@@ -172,7 +186,7 @@ def _projected(messages: list[PersistedMessage]) -> list[Any]:
     system=st.sampled_from([None, "", "Be brief.", "Be \udfff brief \ud83d\ude00\ud83d"]),
     mutations=st.sampled_from([None, SURROGATE_MUTATIONS]),
     settings=request_settings,
-    cached_content=st.booleans(),
+    explicit_cache=st.booleans(),
 )
 def _every_provider_accepts(
     history: list[PersistedMessage],
@@ -180,7 +194,7 @@ def _every_provider_accepts(
     system: str | None,
     mutations: list[dict[str, Any]] | None,
     settings: RequestSettings,
-    cached_content: bool,
+    explicit_cache: bool,
     collected: list[dict[str, Any]],
 ) -> None:
     projected = _projected(history)
@@ -189,7 +203,7 @@ def _every_provider_accepts(
     before = copy.deepcopy(projected)
     for provider in SUPPORTED_PROVIDERS:
         tools = TOOLS if with_tools else None
-        cache = CACHED_CONTENT if cached_content and provider == "gemini" else None
+        cache = _explicit_cache(provider) if explicit_cache else None
         payload = _built(provider, projected, settings, cache, system=system, tools=tools, mutations=mutations)
         if payload is None:
             continue
