@@ -220,7 +220,9 @@ def finish_chat_request(
     placed = Placed([], set())
     if cache is not None:
         target = replace(cache, summary_text=draft.summary_text)
-        placed = place_breakpoints(provider, draft.model, payload, target, measured)
+        placed = place_breakpoints(
+            provider, draft.model, payload, target, measured, answered=draft.answered, previous=previous
+        )
     request = ChatRequest(
         provider,
         draft.model,

@@ -78,11 +78,56 @@ def test_auto_marks_tools_system_summary_and_the_settled_history_for_anthropic()
     assert payload["system"] == [{"type": "text", "text": "Rules. " + LONG, "cache_control": {"type": "ephemeral"}}]
     summary_block = payload["messages"][0]["content"][0]
     assert "<summary>" in summary_block["text"] and summary_block["cache_control"] == {"type": "ephemeral"}
-    # The history mark ends the settled prefix: every turn but the newest prompt (a later message may join it).
-    assert payload["messages"][-2]["content"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert "cache_control" not in payload["messages"][-1]["content"][-1]
+    # The history mark ends the request: what it adds is written once, and read by the next request.
+    assert payload["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert len(_marks(payload)) == 4
     assert problems("anthropic", payload, model="claude-sonnet-4-5") == []
+
+
+def test_a_tail_that_does_not_answer_the_last_turn_is_left_unmarked() -> None:
+    """A prefill (or a made-up "Continue") changes in the next request: the mark ends the settled prefix."""
+    view = project(View.MODEL, _history()[:-1], ProjectionContext(provider="anthropic", model="claude-sonnet-4-5"))
+    built = build_chat_request(
+        view, provider="anthropic", model="claude-sonnet-4-5", tools=TOOLS, cache=CacheTarget(AUTO)
+    )
+    messages = built.payload["messages"]
+    assert messages[-1]["role"] == "user" and messages[-2]["content"][-1]["text"] == "done"
+    assert "cache_control" not in messages[-1]["content"][-1]
+    assert "cache_control" not in messages[-2]["content"][-1]
+    assert built.breakpoints == ["tools", "history"]
+
+
+def parallel_reads(turns: int, calls: int) -> list[Any]:
+    """A prompt, then ``turns`` turns of ``calls`` parallel reads each, answered."""
+    messages: list[Any] = [b.user("read everything " + LONG)]
+    for turn in range(turns):
+        ids = [f"c{turn}_{k}" for k in range(calls)]
+        messages.append(b.tool_calls(*(b.call_part(call_id, "Read", {"path": f"{call_id}.ts"}) for call_id in ids)))
+        messages += [b.tool_result(call_id, "contents") for call_id in ids]
+    return [promote(message) for message in b.history(*messages)]
+
+
+def test_a_spare_mark_goes_where_the_previous_request_ended_when_many_blocks_came_since() -> None:
+    """Anthropic finds an earlier cache entry only about 20 blocks back from a mark."""
+    ctx = ProjectionContext(provider="anthropic", model="claude-sonnet-4-5")
+
+    def build(history: list[Any], previous: Any = None) -> ChatRequest:
+        view = project(View.MODEL, history, ctx)
+        return build_chat_request(
+            view,
+            provider="anthropic",
+            model="claude-sonnet-4-5",
+            tools=TOOLS,
+            cache=CacheTarget(AUTO),
+            previous=previous,
+        )
+
+    first = build(parallel_reads(1, 12))
+    second = build(parallel_reads(2, 12), previous=first.prefix)
+    assert second.breakpoints == ["tools", "history", "history"]
+    marked = [n for n, message in enumerate(second.payload["messages"]) if _marks(message)]
+    assert marked == [len(first.payload["messages"]) - 1, len(second.payload["messages"]) - 1]
+    assert problems("anthropic", second.payload, model="claude-sonnet-4-5") == []
 
 
 def test_no_mark_goes_on_a_thinking_block_or_below_the_minimum_length() -> None:
