@@ -12,8 +12,9 @@ Reported, per target (Anthropic with ``cache: "auto"``, OpenAI Chat and Gemini):
 - the share of input tokens that are the previous request's stable prefix unchanged, over every turn after
   the first but the two that follow a prune or a compaction (target: at least 95%);
 - the input per turn in input-token equivalents at the provider's published cache prices (the model
-  catalog's cache-read and cache-write rates against its input rate): Anthropic reads the prefix up to the
-  previous request's history breakpoint and writes the rest of the settled prefix at the 5-minute rate;
+  catalog's cache-read and cache-write rates against its input rate): Anthropic reads what this request
+  repeats of the previous one up to its last history breakpoint and writes the rest up to its own at the
+  5-minute rate;
   OpenAI and Gemini serve the unchanged prefix on their own (from 1,024 tokens, OpenAI in 128-token steps);
   beside it the same session with no cache at all (what Anthropic charges with ``cache: "none"``; OpenAI and
   Gemini cache a stable prefix on their own, so for them it is what an unstable prefix would cost).
@@ -25,6 +26,9 @@ Tokens are the payload's JSON bytes / 4, as ``app.providers.caching`` counts the
 import argparse
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Any
+
+import orjson
 
 from app.context.catalog import bundled_catalog
 from app.context.cost import TokenUsage, price_usage
@@ -33,7 +37,7 @@ from app.engine.persisted import PersistedMessage
 from app.engine.promotion import promote
 from app.projections.projector import project
 from app.projections.types import ProjectionContext, View
-from app.providers.caching import AUTO, BYTES_PER_TOKEN, NO_CACHE, CacheTarget, PromptPrefix
+from app.providers.caching import AUTO, BYTES_PER_TOKEN, NO_CACHE, CacheTarget, PromptPrefix, history_units
 from app.providers.chat_request import ChatRequest, build_chat_request
 from tests import builders as b
 
@@ -153,10 +157,8 @@ def equivalents(provider: str, built: ChatRequest, previous: ChatRequest | None,
     total = built.prefix.total_length // BYTES_PER_TOKEN
     unchanged = previous is not None and previous.prefix is not None and bool(built.unchanged)
     if provider == "anthropic":
-        served = 0
-        if unchanged and previous is not None and "history" in previous.breakpoints:
-            served = previous.prefix.tokens if previous.prefix is not None else 0
-        written = max(built.prefix.tokens - served, 0) if "history" in built.breakpoints else 0
+        served = 0 if previous is None else repeated_through_mark(previous, built)
+        written = max(marked_tokens(built) - served, 0)
         return total - served - written + read * served + write * written
     if not unchanged or previous is None or previous.prefix is None:
         return float(total)
@@ -165,6 +167,39 @@ def equivalents(provider: str, built: ChatRequest, previous: ChatRequest | None,
         served -= served % OPENAI_STEP
     served = served if served >= PROVIDER_MINIMUM else 0
     return total - served + read * served
+
+
+def marked_tokens(built: ChatRequest) -> int:
+    """The tokens up to the request's last history breakpoint (0 with none): what it asks Anthropic to cache."""
+    units = history_units("anthropic", built.payload)
+    last = max((n for n, unit in enumerate(units) if '"cache_control"' in orjson.dumps(unit).decode()), default=-1)
+    if last < 0:
+        return 0
+    head = [built.payload.get("tools"), built.payload.get("system")]
+    return len(orjson.dumps(unmarked([*head, *units[: last + 1]]))) // BYTES_PER_TOKEN
+
+
+def repeated_through_mark(previous: ChatRequest, built: ChatRequest) -> int:
+    """The tokens of ``previous`` up to the latest of its history breakpoints that ``built`` repeats byte for
+    byte (marks aside): what the cache serves this request."""
+    before, now = history_units("anthropic", previous.payload), history_units("anthropic", built.payload)
+    head = unmarked([previous.payload.get("tools"), previous.payload.get("system")])
+    if head != unmarked([built.payload.get("tools"), built.payload.get("system")]):
+        return 0
+    for n in range(min(len(before), len(now)) - 1, -1, -1):
+        marked = '"cache_control"' in orjson.dumps(before[n]).decode()
+        if marked and unmarked(before[: n + 1]) == unmarked(now[: n + 1]):
+            return len(orjson.dumps([*head, *unmarked(before[: n + 1])])) // BYTES_PER_TOKEN
+    return 0
+
+
+def unmarked(value: Any) -> Any:
+    """``value`` without its cache marks, which change from request to request as the marks move."""
+    if isinstance(value, dict):
+        return {key: unmarked(item) for key, item in value.items() if key != "cache_control"}
+    if isinstance(value, list):
+        return [unmarked(item) for item in value]
+    return value
 
 
 def replay(turns: int) -> dict[str, Tally]:

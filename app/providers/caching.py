@@ -16,12 +16,11 @@ applied compaction, a prune, or a metadata amendment that changes the model view
 ``{"ttl": "5m"|"1h", "breakpoints": [...], "cachedContent": "..."}``. For Anthropic (and Claude through the AI
 SDK, as ``providerOptions.anthropic.cacheControl``) the breakpoints are ``tools`` (the last tool definition),
 ``system`` (the system prompt), ``summary`` (the compaction summary's block) and ``history`` (the last
-cacheable block of the request, and where the previous request ended when a mark is spare; ``_places``): four
-at most, as Anthropic allows, never on a thinking block or an
-empty text, and never where the prefix up to it is shorter than the model's minimum cacheable length (below
-it Anthropic caches nothing, silently). OpenAI caches prefixes on its own: ``auto`` sets
-``prompt_cache_key``, a keyed hash of the tenant and session, so requests of one session meet on one cache
-machine. Gemini caches implicitly; an explicit ``cachedContent`` (a ``cachedContents/...`` name the caller
+cacheable block of the stable prefix and of the request; ``_places``): four at most, as Anthropic allows,
+never on a thinking block or an empty text, and never where the prefix up to it is shorter than the model's
+minimum cacheable length (below it Anthropic caches nothing, silently). OpenAI caches prefixes on its own:
+``auto`` sets ``prompt_cache_key``, a keyed hash of the tenant and session, so requests of one session meet
+on one cache machine. Gemini caches implicitly; an explicit ``cachedContent`` (a ``cachedContents/...`` name the caller
 created) is passed through by the Gemini adapter, without the system instruction and tools it holds. Pure.
 """
 
@@ -399,12 +398,10 @@ def place_breakpoints(
     measured: Measured,
     *,
     answered: bool = False,
-    previous: PromptPrefix | None = None,
 ) -> Placed:
     """Marks the payload as ``target.policy`` asks. Only ``payload`` itself and its history list are edited:
     a marked unit, block or tool list is a copy, so the units a later turn's payload reuses stay unmarked.
-    ``answered`` (``answered_tail``): the history mark goes on the request's last block; ``previous``: the
-    prefix the previous request of the same parameters measured, whose end a spare mark goes on."""
+    ``answered`` (``answered_tail``): a history mark goes on the request's last block too."""
     policy = target.policy
     placed = Placed([], set())
     if not policy.on:
@@ -419,8 +416,7 @@ def place_breakpoints(
     mark: dict[str, Any] = {"type": "ephemeral"}
     if policy.ttl == "1h":
         mark["ttl"] = "1h"
-    lookback = previous.units if previous is not None and previous.length and measured.unchanged else None
-    places = _places(provider, payload, policy.breakpoints, target.summary_text, measured, answered, lookback)
+    places = _places(provider, payload, policy.breakpoints, target.summary_text, measured, answered)
     marked: set[tuple[str, int, Any]] = set()
     for name, tokens, where, key in places[:MAX_BREAKPOINTS]:
         if tokens < minimum or (*where, key) in marked:
@@ -475,15 +471,14 @@ def _places(
     summary: str | None,
     measured: Measured,
     answered: bool,
-    lookback: int | None,
 ) -> list[_Place]:
-    """Where the marks may go, in the order they are given up to the four allowed. The history mark goes on
-    the last cacheable block of the request when its tail really answers the last assistant turn (a later
-    request only adds to it, so what this one adds is written once and read from then on; the payload's
-    stable prefix leaves that last unit out only because a late user message may merge into it), else of the
-    stable prefix. Anthropic looks for an earlier cache entry only about 20 blocks back from a mark, which a
-    turn of many parallel calls passes, so a spare mark goes where the previous request's history mark was
-    (``lookback``, its stable prefix's end) when that lies further back."""
+    """Where the marks may go, in the order they are given up to the four allowed. The history takes two: the
+    last cacheable block of the stable prefix, which the next request repeats whatever is appended, and,
+    when the tail really answers the last assistant turn, the request's last block, so that what this turn
+    adds is written once and read by the next (unless a user message merges into that last unit, which the
+    first mark then survives); it is the one left out when a summary's mark takes the fourth place. Between
+    them, Anthropic's look-back of about 20 blocks from a mark finds the previous request's entry whether or
+    not a user message merged into its last unit."""
     anthropic = provider == "anthropic"
     places: list[_Place] = []
     units = history_units(provider, payload)
@@ -499,8 +494,8 @@ def _places(
         if "system" in wanted:
             places.append(("system", seen, _SYSTEM, 0))
     stable = measured.prefix.units
-    newest = len(units) - 1 if answered else stable - 1
-    marked = {n for n in (newest, lookback) if n is not None and 0 <= n <= newest} if "history" in wanted else set()
+    ends = (stable - 1, len(units) - 1) if answered else (stable - 1,)
+    marked = {n for n in ends if 0 <= n < len(units)} if "history" in wanted else set()
     # The first two units take the summary's mark (the summary opens the live history there).
     summary_units = {n for n in (0, 1) if n < stable} if "summary" in wanted and summary is not None else set()
     history: list[_Place] = []
@@ -519,7 +514,7 @@ def _places(
         if n in marked:
             last = next((k for k in range(len(content) - 1, -1, -1) if _cacheable(content[k], anthropic)), None)
             if last is not None:
-                history.insert(0, ("history", seen, ("unit", n), last))
+                history.append(("history", seen, ("unit", n), last))
     return places + history
 
 

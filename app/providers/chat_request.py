@@ -220,9 +220,7 @@ def finish_chat_request(
     placed = Placed([], set())
     if cache is not None:
         target = replace(cache, summary_text=draft.summary_text)
-        placed = place_breakpoints(
-            provider, draft.model, payload, target, measured, answered=draft.answered, previous=previous
-        )
+        placed = place_breakpoints(provider, draft.model, payload, target, measured, answered=draft.answered)
     request = ChatRequest(
         provider,
         draft.model,

@@ -78,8 +78,10 @@ def test_auto_marks_tools_system_summary_and_the_settled_history_for_anthropic()
     assert payload["system"] == [{"type": "text", "text": "Rules. " + LONG, "cache_control": {"type": "ephemeral"}}]
     summary_block = payload["messages"][0]["content"][0]
     assert "<summary>" in summary_block["text"] and summary_block["cache_control"] == {"type": "ephemeral"}
-    # The history mark ends the request: what it adds is written once, and read by the next request.
-    assert payload["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    # Four at most: the summary's mark leaves the history the settled prefix's end (a later message may join
+    # the newest prompt), not the request's.
+    assert payload["messages"][-2]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in payload["messages"][-1]["content"][-1]
     assert len(_marks(payload)) == 4
     assert problems("anthropic", payload, model="claude-sonnet-4-5") == []
 
@@ -107,27 +109,19 @@ def parallel_reads(turns: int, calls: int) -> list[Any]:
     return [promote(message) for message in b.history(*messages)]
 
 
-def test_a_spare_mark_goes_where_the_previous_request_ended_when_many_blocks_came_since() -> None:
-    """Anthropic finds an earlier cache entry only about 20 blocks back from a mark."""
-    ctx = ProjectionContext(provider="anthropic", model="claude-sonnet-4-5")
-
-    def build(history: list[Any], previous: Any = None) -> ChatRequest:
-        view = project(View.MODEL, history, ctx)
-        return build_chat_request(
-            view,
-            provider="anthropic",
-            model="claude-sonnet-4-5",
-            tools=TOOLS,
-            cache=CacheTarget(AUTO),
-            previous=previous,
-        )
-
-    first = build(parallel_reads(1, 12))
-    second = build(parallel_reads(2, 12), previous=first.prefix)
-    assert second.breakpoints == ["tools", "history", "history"]
-    marked = [n for n, message in enumerate(second.payload["messages"]) if _marks(message)]
-    assert marked == [len(first.payload["messages"]) - 1, len(second.payload["messages"]) - 1]
-    assert problems("anthropic", second.payload, model="claude-sonnet-4-5") == []
+def test_the_history_marks_end_the_settled_prefix_and_the_request() -> None:
+    """What a turn adds is written once and read by the next; the settled end survives a user message merging
+    into the last unit, and keeps the look-back from the next request's marks short."""
+    view = project(
+        View.MODEL, parallel_reads(2, 12), ProjectionContext(provider="anthropic", model="claude-sonnet-4-5")
+    )
+    built = build_chat_request(
+        view, provider="anthropic", model="claude-sonnet-4-5", tools=TOOLS, cache=CacheTarget(AUTO)
+    )
+    messages = built.payload["messages"]
+    assert built.breakpoints == ["tools", "history", "history"]
+    assert [n for n, message in enumerate(messages) if _marks(message)] == [len(messages) - 2, len(messages) - 1]
+    assert problems("anthropic", built.payload, model="claude-sonnet-4-5") == []
 
 
 def test_no_mark_goes_on_a_thinking_block_or_below_the_minimum_length() -> None:
@@ -151,8 +145,8 @@ def test_the_minimum_cacheable_length_follows_the_model_family() -> None:
 def test_an_hour_ttl_marks_every_breakpoint_with_it() -> None:
     policy = parse_cache({"ttl": "1h", "breakpoints": ["history"]})
     built = _build("anthropic", "claude-sonnet-4-5", CacheTarget(policy))
-    assert built.breakpoints == ["history"]
-    assert [mark["cache_control"] for mark in _marks(built.payload)] == [{"type": "ephemeral", "ttl": "1h"}]
+    assert built.breakpoints == ["history", "history"]
+    assert [mark["cache_control"] for mark in _marks(built.payload)] == [{"type": "ephemeral", "ttl": "1h"}] * 2
 
 
 def test_none_marks_nothing_and_leaves_the_system_a_string() -> None:
@@ -163,7 +157,7 @@ def test_none_marks_nothing_and_leaves_the_system_a_string() -> None:
 def test_the_ai_sdk_marks_claude_through_provider_options() -> None:
     built = _build("ai-sdk", "anthropic/claude-sonnet-4-5", CacheTarget(AUTO), system="Rules. " + LONG)
     payload = built.payload
-    assert built.breakpoints == ["tools", "system", "history"]
+    assert built.breakpoints == ["tools", "system", "history", "history"]
     mark = {"anthropic": {"cacheControl": {"type": "ephemeral"}}}
     assert payload["tools"]["Bash"]["providerOptions"] == mark
     assert payload["system"] == [{"role": "system", "content": "Rules. " + LONG, "providerOptions": mark}]
