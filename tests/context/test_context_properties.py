@@ -64,7 +64,7 @@ def splits_a_pair(summarized: Sequence[EngineMessage], tail: Sequence[EngineMess
 def running_calls(history: Sequence[EngineMessage]) -> set[int]:
     """Where the calls still waiting for their tool are: the newest call of its id, no result after it and no
     user message since."""
-    waiting: dict[str, int] = {}
+    waiting: dict[object, int] = {}
     for index, m in enumerate(history):
         if m.kind is Kind.USER_INPUT:
             waiting.clear()
