@@ -3,7 +3,8 @@
 Agents append one JSON object per line, and real files bend that: a write that lost its newline leaves two
 objects on one line (both are kept, on the same line number), a file being written ends in a half line (kept
 apart as ``torn_tail``, since it is not wrong, only unfinished), and a hook may dump the same records as
-one JSON array instead. Strings come back exactly as written: a NUL or an unpaired surrogate escape is text
+one JSON array instead, and a file saved by a Windows editor starts with a UTF-8 byte order mark, which is
+not JSON and is dropped. Strings come back exactly as written: a NUL or an unpaired surrogate escape is text
 like any other here (orjson refuses unpaired surrogates, so such a line is read again with the standard
 library).
 """
@@ -17,6 +18,7 @@ import orjson
 from app.importers.imported import ImportRefused, ImportReport, Skipped
 
 _DECODER = json.JSONDecoder()
+BYTE_ORDER_MARK = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +37,7 @@ class Reading:
 
 def read_json_lines(data: bytes) -> Reading:
     reading = Reading()
-    lines = data.split(b"\n")
+    lines = data.removeprefix(BYTE_ORDER_MARK).split(b"\n")
     for number, raw in enumerate(lines, start=1):
         text = raw.strip()
         if not text:
@@ -65,6 +67,7 @@ def report_of(format: str, reading: Reading) -> ImportReport:
 
 def read_json_document(data: bytes) -> Any:
     """The one JSON value the bytes hold; anything else refuses the import."""
+    data = data.removeprefix(BYTE_ORDER_MARK)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -81,7 +84,7 @@ def read_json_document(data: bytes) -> Any:
 
 def read_records(data: bytes) -> Reading:
     """JSON lines, or the same records as one JSON array (what the Stop hook of claude-code-hooks writes)."""
-    if data.lstrip()[:1] != b"[":
+    if data.removeprefix(BYTE_ORDER_MARK).lstrip()[:1] != b"[":
         return read_json_lines(data)
     document = read_json_document(data)
     if not isinstance(document, list):

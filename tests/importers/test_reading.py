@@ -42,3 +42,18 @@ def test_a_document_that_is_not_json_is_refused_with_its_line() -> None:
     with pytest.raises(ImportRefused) as refused:
         read_json_document(b'{\n  "a": 1,\n  oops\n}')
     assert refused.value.line == 3 and refused.value.status == 422
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_a_byte_order_mark_before_json_lines_is_not_a_line() -> None:
+    reading = read_json_lines(BOM + b'{"a": 1}\n{"b": 2}\n')
+    assert [(r.line, r.value) for r in reading.records] == [(1, {"a": 1}), (2, {"b": 2})]
+    assert reading.invalid == []
+
+
+def test_a_byte_order_mark_before_a_json_array_or_document_is_dropped() -> None:
+    reading = read_records(BOM + b'[{"a": 1}, {"b": 2}]')
+    assert [(r.line, r.value) for r in reading.records] == [(1, {"a": 1}), (2, {"b": 2})]
+    assert read_json_document(BOM + b'{"messages": []}') == {"messages": []}
