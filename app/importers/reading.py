@@ -47,6 +47,11 @@ def read_json_lines(data: bytes) -> Reading:
         except UnicodeDecodeError as error:
             reading.invalid.append(Skipped(number, f"not UTF-8 ({error.reason} at byte {error.start})"))
             continue
+        except RecursionError:
+            # Python's JSON reader follows nesting by recursion: a line nested about a thousand levels deep
+            # is no record a runtime wrote, and the lines around it are still read.
+            reading.invalid.append(Skipped(number, "not JSON a reader can follow (nested too deep)"))
+            continue
         except ValueError as error:
             if number == len(lines):  # the last piece has no newline after it
                 reading.torn_tail = number

@@ -286,6 +286,20 @@ def test_lines_that_are_not_json_or_not_known_records_are_reported_and_strict_re
     assert refused.value.line == 2 and refused.value.detail.startswith("line 2: not JSON")
 
 
+def test_a_line_nested_too_deep_to_read_is_reported_and_the_rest_imported() -> None:
+    deep = {**prompt("u2", "u1", "x"), "x": "NESTING"}
+    data = jsonl(prompt("u1", None, "Go"), deep, answer("a1", "u1", "msg_1", text("Done.")))
+    data = data.replace(b'"NESTING"', b"[" * 5000 + b"]" * 5000)
+    result = parse(data)
+    assert [(s.line, s.reason) for s in result.report.invalid] == [
+        (2, "not JSON a reader can follow (nested too deep)")
+    ]
+    assert [m.id for m in result.sessions[0].messages] == ["u1", "msg_1"]
+    with pytest.raises(ImportRefused) as refused:
+        parse(data, strict=True)
+    assert refused.value.line == 2
+
+
 def test_known_bookkeeping_records_are_skipped_not_invalid_and_strict_accepts_them() -> None:
     data = jsonl(
         {"type": "file-history-snapshot", "messageId": "u1", "snapshot": {}},

@@ -57,3 +57,10 @@ def test_a_byte_order_mark_before_a_json_array_or_document_is_dropped() -> None:
     reading = read_records(BOM + b'[{"a": 1}, {"b": 2}]')
     assert [(r.line, r.value) for r in reading.records] == [(1, {"a": 1}), (2, {"b": 2})]
     assert read_json_document(BOM + b'{"messages": []}') == {"messages": []}
+
+
+def test_a_line_nested_too_deep_to_read_is_named_and_the_others_are_read() -> None:
+    deep = b'{"x": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    reading = read_json_lines(b'{"a": 1}\n' + deep + b'\n{"b": 2}\n')
+    assert [r.line for r in reading.records] == [1, 3]
+    assert [(s.line, s.reason) for s in reading.invalid] == [(2, "not JSON a reader can follow (nested too deep)")]
