@@ -16,6 +16,7 @@ from app.engine.parts import AssistantPart, ToolPart, UserPart, part_models, par
 from app.importers.imported import ImportedMessage, ImportResult, Repair, Skipped
 from app.importers.options import ImportOptions
 from app.importers.request_body import RequestImport, message_id
+from app.importers.unexpected import reading_line
 
 FORMAT = "ai-sdk"
 PART_TYPES: frozenset[str] = frozenset(
@@ -28,20 +29,24 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
     reading = RequestImport.start(FORMAT, data, options)
     messages, report = reading.messages, reading.report
     for number, raw in enumerate(reading.body.messages, start=1):
-        role = raw.get("role") if isinstance(raw, dict) else None
-        if role not in ROLES or not isinstance(raw, dict):
-            report.invalid.append(Skipped(number, f"not a ModelMessage (role {role!r})"))
-            continue
-        own_id = raw.get("id")
-        mid = own_id if isinstance(own_id, str) and own_id else message_id(number)
-        notes: list[str] = []
-        content = raw.get("content")
-        if not isinstance(content, str):
-            content = [part for item in content or [] if (part := _part(item, notes)) is not None]
-        if raw.get("providerOptions"):
-            notes.append("the message's providerOptions left out (the append schema holds them on parts only)")
-        messages.append(ImportedMessage(mid, role, content, {}, None))
-        report.repairs.extend(Repair(number, mid, note) for note in notes)
+        with reading_line(report, number):
+            role = raw.get("role") if isinstance(raw, dict) else None
+            if role not in ROLES or not isinstance(raw, dict):
+                report.invalid.append(Skipped(number, f"not a ModelMessage (role {role!r})"))
+                continue
+            own_id = raw.get("id")
+            mid = own_id if isinstance(own_id, str) and own_id else message_id(number)
+            notes: list[str] = []
+            content = raw.get("content")
+            if not isinstance(content, str | list):
+                report.invalid.append(Skipped(number, "content is neither text nor a list of parts"))
+                continue
+            if isinstance(content, list):
+                content = [part for item in content if (part := _part(item, notes)) is not None]
+            if raw.get("providerOptions"):
+                notes.append("the message's providerOptions left out (the append schema holds them on parts only)")
+            messages.append(ImportedMessage(mid, role, content, {}, None))
+            report.repairs.extend(Repair(number, mid, note) for note in notes)
     return reading.finish(reading.body.model)
 
 
@@ -66,7 +71,7 @@ def _part(item: Any, notes: list[str]) -> dict[str, Any] | None:
                 part["output"] = {"type": "error-text" if failed else "text", "value": result}
             else:
                 part["output"] = {"type": "error-json" if failed else "json", "value": result}
-    if part.get("type") not in PART_TYPES:
+    if not isinstance(part.get("type"), str) or part["type"] not in PART_TYPES:
         notes.append(f"part of type {part.get('type')!r} left out (no part holds it)")
         return None
     return part

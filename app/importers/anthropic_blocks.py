@@ -9,6 +9,8 @@ and the caller reports those notes as repairs of the message. Signatures and red
 from collections.abc import Mapping
 from typing import Any
 
+from app.importers.untyped import as_object
+
 ANTHROPIC = "anthropic"
 FINISH_REASONS: Mapping[str, str] = {
     "end_turn": "stop",
@@ -121,6 +123,8 @@ def result_output(content: Any, is_error: bool, notes: list[str]) -> dict[str, A
     """A tool result's content as a ToolResultOutput: text when it is one text, else the content items."""
     if content is None or isinstance(content, str):
         return {"type": "error-text" if is_error else "text", "value": content or ""}
+    if not isinstance(content, list):
+        return {"type": "error-json" if is_error else "json", "value": content}
     items = [item for block in content if (item := _result_item(block, notes)) is not None]
     if is_error:
         texts = [item["text"] for item in items if item["type"] == "text"]
@@ -138,7 +142,7 @@ def _result_item(block: Any, notes: list[str]) -> dict[str, Any] | None:
         case "text":
             return {"type": "text", "text": str(block.get("text", ""))}
         case "image" | "document":
-            source = block.get("source") or {}
+            source = as_object(block.get("source"))
             media_type = source.get("media_type") or ("application/pdf" if kind == "document" else "image/png")
             if source.get("type") == "base64":
                 item_type = "image-data" if kind == "image" else "file-data"
@@ -156,7 +160,7 @@ def _result_item(block: Any, notes: list[str]) -> dict[str, Any] | None:
 
 
 def _media_part(block: dict[str, Any], notes: list[str]) -> dict[str, Any] | None:
-    source = block.get("source") or {}
+    source = as_object(block.get("source"))
     image = block["type"] == "image"
     media_type = source.get("media_type") or ("image/png" if image else "application/pdf")
     match source.get("type"):

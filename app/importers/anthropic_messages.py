@@ -14,6 +14,7 @@ from app.importers import anthropic_blocks
 from app.importers.imported import ImportedMessage, ImportResult, Repair, Skipped
 from app.importers.options import ImportOptions
 from app.importers.request_body import RequestImport, message_id
+from app.importers.unexpected import reading_line
 
 FORMAT = "anthropic-messages"
 
@@ -25,18 +26,19 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
     model = reading.body.model
     producer = {"provider": anthropic_blocks.ANTHROPIC, **({"model": model} if model else {})}
     for number, raw in enumerate(reading.body.messages, start=1):
-        role = raw.get("role") if isinstance(raw, dict) else None
-        mid = message_id(number)
-        notes: list[str] = []
-        match role:
-            case "assistant":
-                parts = anthropic_blocks.assistant_parts(raw.get("content"), tool_names, notes)
-                messages.append(ImportedMessage(mid, "assistant", parts, producer, None))
-            case "user":
-                messages.extend(_user(mid, raw.get("content"), tool_names, notes))
-            case _:
-                report.invalid.append(Skipped(number, f"not a Messages API message (role {role!r})"))
-        report.repairs.extend(Repair(number, mid, note) for note in notes)
+        with reading_line(report, number):
+            role = raw.get("role") if isinstance(raw, dict) else None
+            mid = message_id(number)
+            notes: list[str] = []
+            match role:
+                case "assistant":
+                    parts = anthropic_blocks.assistant_parts(raw.get("content"), tool_names, notes)
+                    messages.append(ImportedMessage(mid, "assistant", parts, producer, None))
+                case "user":
+                    messages.extend(_user(mid, raw.get("content"), tool_names, notes))
+                case _:
+                    report.invalid.append(Skipped(number, f"not a Messages API message (role {role!r})"))
+            report.repairs.extend(Repair(number, mid, note) for note in notes)
     return reading.finish(f"{anthropic_blocks.ANTHROPIC}/{model}" if model else None)
 
 

@@ -40,7 +40,8 @@ from app.importers.options import ImportOptions
 from app.importers.pairing import unpaired
 from app.importers.reading import Record, read_records, report_of
 from app.importers.timestamps import from_iso
-from app.importers.untyped import as_object
+from app.importers.unexpected import reading_line
+from app.importers.untyped import as_list, as_object
 
 FORMAT = "claude-code"
 SYNTHETIC_MODEL = "<synthetic>"
@@ -90,7 +91,9 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
     paths = conversation_paths(entries)
     builder = _Builder(report)
     for entry in paths.conversation:
-        builder.add(entry)
+        with reading_line(report, entry.line):
+            builder.add(entry)
+    options.refuse_invalid(report)
     for branch in paths.branches:
         report.branches.append(Branch(branch[0].line, len(branch), _branch_ids(branch)))
     if not builder.messages and not entries:
@@ -277,7 +280,7 @@ class _Builder:
                 self._close_response()
                 self._emit(entry, entry.uuid, "user", str(record.get("content", "")), {})
             case subtype:
-                if subtype in TURN_ENDS:
+                if isinstance(subtype, str) and subtype in TURN_ENDS:
                     self._close_response()
                 self._runtime_fact(entry, _system_text(record))
 
@@ -333,13 +336,13 @@ def _system_text(record: dict[str, Any]) -> str:
     subtype = str(record.get("subtype") or "system")
     match subtype:
         case "api_error":
-            cause = record.get("cause") or (record.get("error") or {}).get("cause") or {}
+            cause = record.get("cause") or as_object(record.get("error")).get("cause") or {}
             what = cause.get("code") if isinstance(cause, dict) else None
             return f"API error ({what or 'unknown'}), retry {record.get('retryAttempt')} of {record.get('maxRetries')}"
         case "turn_duration":
             return f"Turn took {record.get('durationMs')} ms"
         case "stop_hook_summary":
-            commands = [str(h.get("command")) for h in record.get("hookInfos") or [] if isinstance(h, dict)]
+            commands = [str(h.get("command")) for h in as_list(record.get("hookInfos")) if isinstance(h, dict)]
             return "Stop hooks ran: " + (", ".join(commands) or "none")
         case _:
             return subtype
@@ -384,7 +387,7 @@ def _title(records: list[Record], conversation: set[str]) -> str | None:
                 custom = value.get("customTitle") or custom
             case "ai-title":
                 ai = value.get("aiTitle") or ai
-            case "summary" if value.get("leafUuid") in conversation:
+            case "summary" if isinstance(value.get("leafUuid"), str) and value["leafUuid"] in conversation:
                 on_path = value.get("summary") or on_path
     title = custom or ai or on_path
     return str(title) if title else None

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.importers.untyped import as_object
+
 MESSAGE_TYPES = frozenset({"user", "assistant"})
 
 
@@ -125,7 +127,7 @@ def _leading_to_messages(entries: Sequence[Entry], children: dict[str, list[Entr
 
 
 def _call_ids(entry: Entry) -> Iterable[str]:
-    content = (entry.record.get("message") or {}).get("content")
+    content = as_object(entry.record.get("message")).get("content")
     for block in content if isinstance(content, list) else ():
         if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
             yield block["id"]
@@ -133,11 +135,11 @@ def _call_ids(entry: Entry) -> Iterable[str]:
 
 def _answers_only(entry: Entry, calls: set[str]) -> bool:
     """A user line holding only tool results, each answering a call already on the path."""
-    content = (entry.record.get("message") or {}).get("content")
+    content = as_object(entry.record.get("message")).get("content")
     if not isinstance(content, list) or not content:
         return False
     return all(
-        isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") in calls
+        isinstance(block, dict) and block.get("type") == "tool_result" and str(block.get("tool_use_id")) in calls
         for block in content
     )
 

@@ -13,6 +13,8 @@ from typing import Any
 from app.importers.imported import ImportedMessage, ImportResult, Repair, Skipped
 from app.importers.options import ImportOptions
 from app.importers.request_body import RequestImport, message_id
+from app.importers.unexpected import reading_line
+from app.importers.untyped import as_list, as_object
 
 FORMAT = "openai-chat"
 PROVIDER = "openai"
@@ -24,30 +26,33 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
     tool_names: dict[str, str] = {}
     last_function_call: str | None = None
     for number, raw in enumerate(reading.body.messages, start=1):
-        role = raw.get("role") if isinstance(raw, dict) else None
-        mid = message_id(number)
-        notes: list[str] = []
-        metadata = {"name": raw["name"]} if isinstance(raw, dict) and isinstance(raw.get("name"), str) else {}
-        match role:
-            case "system" | "developer":
-                messages.append(ImportedMessage(mid, "system", _text(raw.get("content")), metadata, None))
-            case "user":
-                messages.append(ImportedMessage(mid, "user", _user_content(raw.get("content"), notes), metadata, None))
-            case "assistant":
-                parts = _assistant_parts(mid, raw, tool_names, notes)
-                if isinstance(raw.get("function_call"), dict):
-                    last_function_call = _function_call_id(mid)
-                messages.append(ImportedMessage(mid, "assistant", parts, metadata, None))
-            case "tool" | "function":
-                call_id = raw.get("tool_call_id") if role == "tool" else last_function_call
-                call_id = str(call_id or "")
-                name = tool_names.get(call_id) or str(raw.get("name") or "unknown")
-                output = {"type": "text", "value": _text(raw.get("content"))}
-                result = {"type": "tool-result", "toolCallId": call_id, "toolName": name, "output": output}
-                messages.append(ImportedMessage(mid, "tool", [result], {}, None))
-            case _:
-                report.invalid.append(Skipped(number, f"not a chat message (role {role!r})"))
-        report.repairs.extend(Repair(number, mid, note) for note in notes)
+        with reading_line(report, number):
+            role = raw.get("role") if isinstance(raw, dict) else None
+            mid = message_id(number)
+            notes: list[str] = []
+            metadata = {"name": raw["name"]} if isinstance(raw, dict) and isinstance(raw.get("name"), str) else {}
+            match role:
+                case "system" | "developer":
+                    messages.append(ImportedMessage(mid, "system", _text(raw.get("content")), metadata, None))
+                case "user":
+                    messages.append(
+                        ImportedMessage(mid, "user", _user_content(raw.get("content"), notes), metadata, None)
+                    )
+                case "assistant":
+                    parts = _assistant_parts(mid, raw, tool_names, notes)
+                    if isinstance(raw.get("function_call"), dict):
+                        last_function_call = _function_call_id(mid)
+                    messages.append(ImportedMessage(mid, "assistant", parts, metadata, None))
+                case "tool" | "function":
+                    call_id = raw.get("tool_call_id") if role == "tool" else last_function_call
+                    call_id = str(call_id or "")
+                    name = tool_names.get(call_id) or str(raw.get("name") or "unknown")
+                    output = {"type": "text", "value": _text(raw.get("content"))}
+                    result = {"type": "tool-result", "toolCallId": call_id, "toolName": name, "output": output}
+                    messages.append(ImportedMessage(mid, "tool", [result], {}, None))
+                case _:
+                    report.invalid.append(Skipped(number, f"not a chat message (role {role!r})"))
+            report.repairs.extend(Repair(number, mid, note) for note in notes)
     return reading.finish(f"{PROVIDER}/{reading.body.model}" if reading.body.model else None)
 
 
@@ -69,18 +74,22 @@ def _user_content(content: Any, notes: list[str]) -> str | list[dict[str, Any]]:
             case "text":
                 parts.append({"type": "text", "text": str(part.get("text", ""))})
             case "image_url":
-                url = str((part.get("image_url") or {}).get("url", ""))
+                image_url = part.get("image_url")
+                url = str(image_url if isinstance(image_url, str) else as_object(image_url).get("url", ""))
                 image: dict[str, Any] = {"type": "image", "image": url}
                 media_type = _data_url_media_type(url)
                 if media_type is not None:
                     image["mediaType"] = media_type
                 parts.append(image)
             case "input_audio":
-                audio = part.get("input_audio") or {}
+                audio = as_object(part.get("input_audio"))
+                if not isinstance(audio.get("data"), str):
+                    notes.append("input_audio without its data left out")
+                    continue
                 media_type = f"audio/{audio.get('format', 'wav')}"
                 parts.append({"type": "file", "data": str(audio.get("data", "")), "mediaType": media_type})
             case "file":
-                file = part.get("file") or {}
+                file = as_object(part.get("file"))
                 data = file.get("file_data")
                 if not isinstance(data, str):
                     notes.append("file given only by its OpenAI file id left out (no part holds it)")
@@ -109,11 +118,11 @@ def _assistant_parts(
             parts.append({"type": "text", "text": str(part.get("text") or part.get("refusal") or "")})
     if isinstance(raw.get("refusal"), str) and raw["refusal"]:
         parts.append({"type": "text", "text": raw["refusal"]})
-    calls = [c for c in raw.get("tool_calls") or [] if isinstance(c, dict)]
+    calls = [c for c in as_list(raw.get("tool_calls")) if isinstance(c, dict)]
     if isinstance(raw.get("function_call"), dict):
         calls.append({"id": _function_call_id(mid), "function": raw["function_call"]})
     for call in calls:
-        function = call.get("function") or {}
+        function = as_object(call.get("function"))
         call_id, name = str(call.get("id", "")), str(function.get("name", ""))
         tool_names[call_id] = name
         parts.append({"type": "tool-call", "toolCallId": call_id, "toolName": name, "input": _input(function, notes)})

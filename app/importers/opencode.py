@@ -37,6 +37,7 @@ from app.importers.options import ImportOptions
 from app.importers.pairing import unpaired
 from app.importers.reading import read_json_document
 from app.importers.timestamps import from_epoch_ms, iso_from_epoch_ms
+from app.importers.unexpected import reading_line
 from app.importers.untyped import as_list, as_object
 
 FORMAT = "opencode"
@@ -62,7 +63,8 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
         if role not in ("user", "assistant") or not isinstance(raw["info"].get("id"), str):
             report.invalid.append(Skipped(number, f"message of unknown role {role!r} or without an id"))
             continue
-        builder.add(number, raw["info"], [p for p in raw["parts"] if isinstance(p, dict)])
+        with reading_line(report, number):
+            builder.add(number, raw["info"], [p for p in raw["parts"] if isinstance(p, dict)])
     options.refuse_invalid(report)
     report.unanswered_calls, report.orphan_results = unpaired(builder.messages)
     session = ImportedSession(
@@ -126,7 +128,8 @@ class _Builder:
                 if file_part is not None:
                     content.append(file_part)
             else:
-                self._skip(number, part, "opencode bookkeeping" if kind in BOOKKEEPING_PARTS else "unknown user part")
+                bookkeeping = isinstance(kind, str) and kind in BOOKKEEPING_PARTS
+                self._skip(number, part, "opencode bookkeeping" if bookkeeping else "unknown user part")
         self.messages.append(ImportedMessage(info["id"], "user", content, metadata, created))
 
     def _file(self, number: int, part: dict[str, Any]) -> dict[str, Any] | None:
@@ -179,7 +182,8 @@ class _Builder:
                 case "step-start" | "compaction":
                     continue
                 case kind:
-                    reason = "opencode bookkeeping" if kind in BOOKKEEPING_PARTS else "unknown assistant part"
+                    bookkeeping = isinstance(kind, str) and kind in BOOKKEEPING_PARTS
+                    reason = "opencode bookkeeping" if bookkeeping else "unknown assistant part"
                     self._skip(number, part, reason)
         metadata = self._answer_metadata(info, finish, last=last)
         if info.get("summary") is True:
@@ -219,7 +223,7 @@ class _Builder:
     def _completed_output(self, number: int, state: dict[str, Any]) -> dict[str, Any]:
         text = str(state.get("output", ""))
         items: list[dict[str, Any]] = []
-        for attachment in as_list(state.get("attachments")):
+        for attachment in map(as_object, as_list(state.get("attachments"))):
             url, mime = str(attachment.get("url", "")), str(attachment.get("mime", ""))
             if url.startswith("data:") and "," in url:
                 item_type = "image-data" if mime.startswith("image/") else "file-data"

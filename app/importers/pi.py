@@ -40,6 +40,7 @@ from app.importers.options import ImportOptions
 from app.importers.pairing import unpaired
 from app.importers.reading import Record, read_json_lines, report_of
 from app.importers.timestamps import from_epoch_ms, from_iso
+from app.importers.unexpected import reading_line
 from app.importers.untyped import as_object
 
 FORMAT = "pi"
@@ -95,7 +96,9 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
         report.branches.append(Branch(branch[0].line, len({entry.line for entry in branch}), _branch_ids(branch)))
     builder = _Builder(report, header)
     for entry in path:
-        builder.add(entry)
+        with reading_line(report, entry.line):
+            builder.add(entry)
+    options.refuse_invalid(report)
     report.unanswered_calls, report.orphan_results = unpaired(builder.messages)
     session = ImportedSession(
         id=options.session_id or str(header.get("id")),
@@ -127,13 +130,13 @@ def _entries(records: list[Record], header: dict[str, Any], report: ImportReport
         if value is header:
             continue
         kind = value.get("type") if isinstance(value, dict) else None
-        if kind not in ENTRY_TYPES or not isinstance(value, dict):
+        if not isinstance(kind, str) or kind not in ENTRY_TYPES or not isinstance(value, dict):
             what = f"unknown entry type {kind!r}" if isinstance(kind, str) else "not a pi entry (an object with a type)"
             report.invalid.append(Skipped(record.line, what))
             continue
         if kind == "message" and (message := value.get("message")) is not None:
             role = message.get("role") if isinstance(message, dict) else None
-            if role not in MESSAGE_ROLES:
+            if not isinstance(role, str) or role not in MESSAGE_ROLES:
                 report.invalid.append(Skipped(record.line, f"message of unknown role {role!r}"))
                 continue
         elif kind == "message":

@@ -10,6 +10,7 @@ from app.errors import InvalidInput
 from app.importers import ai_sdk, anthropic_messages, claude_code, openai_chat, opencode, pi
 from app.importers.imported import ImportRefused, ImportResult
 from app.importers.options import ImportOptions
+from app.importers.unexpected import log
 
 Importer = Callable[[bytes, ImportOptions], ImportResult]
 
@@ -33,7 +34,9 @@ def parse_import(format: str, data: bytes, *, strict: bool = False, session_id: 
     """The sessions ``data`` holds, in the append shape, and the report of what was left out.
 
     Raises ``ImportRefused`` (422) when the bytes are not that format at all, or, with ``strict``, on the
-    first line that is not JSON or not a known record; ``UnknownFormat`` for a name not in ``FORMATS``.
+    first line that is not JSON or not a known record; ``UnknownFormat`` for a name not in ``FORMATS``. A
+    record the importer cannot read is an invalid line (``reading_line``); what fails outside any one record
+    refuses the file rather than answer a 500, with the traceback logged.
     """
     importer = IMPORTERS.get(format)
     if importer is None:
@@ -44,3 +47,9 @@ def parse_import(format: str, data: bytes, *, strict: bool = False, session_id: 
         # Python's JSON reader and writer, and the importers' walks, follow nesting by recursion: a file
         # nested about a thousand levels deep is no session any runtime wrote.
         raise ImportRefused(None, "not JSON a reader can follow (nested too deep)") from None
+    except InvalidInput:
+        raise
+    except Exception as error:
+        log.warning("%s import: the file has a shape the importer does not read", format, exc_info=True)
+        reason = f"not a {format} file the importer can read ({type(error).__name__})"
+        raise ImportRefused(None, reason) from None

@@ -202,3 +202,12 @@ async def test_an_empty_body_is_422(client: httpx.AsyncClient) -> None:
     response = await post_file(client, "pi", b"  \n")
     assert response.status_code == 422
     assert response.json()["field"] == "body"
+
+
+async def test_a_field_of_an_unexpected_type_is_a_reported_line_not_a_500(client: httpx.AsyncClient) -> None:
+    body = json.dumps({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": 5}]}).encode()
+    lenient = await post_file(client, "ai-sdk", body, sessionId="odd-shapes")
+    assert lenient.status_code == 201, lenient.text
+    assert [invalid["line"] for invalid in lenient.json()["report"]["invalid"]] == [2]
+    strict = await post_file(client, "ai-sdk", body, sessionId="odd-shapes-strict", strict="true")
+    assert (strict.status_code, strict.json()["line"]) == (422, 2)
