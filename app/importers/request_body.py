@@ -4,10 +4,10 @@ store of chat histories into Projector.
 
 A request names no session and no message ids, so both come from the body's shape: message ``n`` (from 1) is
 ``m<n>`` and the request's own ``system`` is ``system``; the session is ``<format>-`` and a digest of the
-system text and the first message, unless the caller names it. A conversation that grew keeps its first
-message, so importing it again lands in the same session and appends only the new messages; two histories
-that open with the same system text and the same first message would share a session, so callers that can
-should name it.
+request's opening, unless the caller names it: its ``system``, the system messages it opens with and the
+first message after them. A conversation that grew keeps its opening, so importing it again lands in the
+same session and appends only the new messages; two histories that open with the same system text and the
+same first message would share a session, so callers that can should name it.
 """
 
 import hashlib
@@ -22,6 +22,7 @@ from app.importers.pairing import unpaired
 from app.importers.reading import read_json_document
 
 SYSTEM_ID = "system"
+SYSTEM_ROLES = ("system", "developer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +53,18 @@ def message_id(number: int) -> str:
 def session_id(format: str, body: RequestBody, options: ImportOptions) -> str:
     if options.session_id is not None:
         return options.session_id
-    opening = json.dumps([body.system, body.messages[:1]], sort_keys=True, separators=(",", ":"))
+    opening = json.dumps([body.system, opening_messages(body.messages)], sort_keys=True, separators=(",", ":"))
     return f"{format}-{hashlib.sha256(opening.encode('utf-8', 'surrogatepass')).hexdigest()[:32]}"
+
+
+def opening_messages(messages: list[Any]) -> list[Any]:
+    """The system messages a conversation opens with and the first message after them: what tells one
+    conversation of an app from another, when all of them open with the same system prompt. A body whose
+    first message is no system message opens with that message alone, as sessions were always named."""
+    for index, message in enumerate(messages):
+        if not (isinstance(message, dict) and message.get("role") in SYSTEM_ROLES):
+            return messages[: index + 1]
+    return messages
 
 
 @dataclass(slots=True)

@@ -1,5 +1,6 @@
 """The three request formats: OpenAI Chat Completions, Anthropic Messages and AI SDK ModelMessage bodies."""
 
+import hashlib
 import json
 from typing import Any
 
@@ -35,6 +36,28 @@ def test_ids_are_positions_and_the_session_is_named_by_the_opening_or_by_the_cal
     assert parse(format, body, session_id="mine").sessions[0].id == "mine"
     other = {**body, "messages": [{"role": "user", "content": "Something else"}, *body["messages"][1:]]}
     assert session(format, other).id != first.id
+
+
+@pytest.mark.parametrize(
+    ("format", "system_role"), [("openai-chat", "system"), ("openai-chat", "developer"), ("ai-sdk", "system")]
+)
+def test_conversations_opening_with_the_same_system_message_but_another_question_are_two_sessions(
+    format: str, system_role: str
+) -> None:
+    system = {"role": system_role, "content": "You are the support bot of Acme."}
+    late_order = [system, {"role": "user", "content": "My order 1234 is late"}]
+    password = [system, {"role": "user", "content": "Reset my password"}]
+    assert session(format, late_order).id != session(format, password).id
+    grown = [*late_order, {"role": "assistant", "content": "Checking."}, {"role": "user", "content": "Thanks"}]
+    assert session(format, grown).id == session(format, late_order).id
+
+
+@pytest.mark.parametrize("format", ["openai-chat", "anthropic-messages", "ai-sdk"])
+def test_a_body_opening_with_its_first_question_keeps_the_session_id_it_always_had(format: str) -> None:
+    body = json.loads(SAMPLES[format]())
+    body["messages"] = [message for message in body["messages"] if message.get("role") not in ("system", "developer")]
+    opening = json.dumps([body.get("system"), body["messages"][:1]], sort_keys=True, separators=(",", ":"))
+    assert session(format, body).id == f"{format}-{hashlib.sha256(opening.encode()).hexdigest()[:32]}"
 
 
 def test_openai_tool_calls_are_parsed_and_answered_by_name() -> None:
