@@ -41,6 +41,8 @@ class Totals:
     stored: int = 0
     already_stored: int = 0
     failed: list[str] = field(default_factory=list)
+    not_stored: list[str] = field(default_factory=list)
+    """Messages of files the service took that were not stored as the file has them (``not_stored``)."""
 
 
 def files_of(path: Path, format: str) -> list[Path]:
@@ -79,6 +81,7 @@ def import_all(client: httpx.Client, paths: list[Path], format: str, *, strict: 
             for session in answer["sessions"]:
                 totals.stored += session["stored"]
                 totals.already_stored += session["alreadyStored"]
+            totals.not_stored.extend(not_stored(path, answer))
         totals.files += 1
         bar.show(totals.files, f"{totals.stored} stored, {totals.already_stored} already stored", path.name)
     bar.finish()
@@ -112,7 +115,23 @@ def follow(
                 for session in answer["sessions"]:
                     if session["stored"]:
                         print(f"{session['id']}: {session['stored']} new message(s)", file=out, flush=True)
+                for problem in not_stored(path, answer):
+                    print(problem, file=out, flush=True)
         time.sleep(interval)
+
+
+def not_stored(path: Path, answer: dict[str, Any]) -> list[str]:
+    """What the service took from the file and did not store as the file has it: a message stored before with
+    other content (the stored one is kept) and a message the append checks refuse."""
+    lines: list[str] = []
+    for session in answer["sessions"]:
+        where = f"{path}: session {session['id']}"
+        for message_id in session.get("changed", []):
+            lines.append(f"{where}: {message_id} was stored before with other content (kept)")
+        for refused in session.get("refused", []):
+            field = f" ({refused['field']})" if refused.get("field") else ""
+            lines.append(f"{where}: {refused['messageId']} refused{field}: {refused['reason']}")
+    return lines
 
 
 class ProgressBar:
@@ -141,8 +160,8 @@ class ProgressBar:
 
 
 def run(arguments: Any, *, out: TextIO | None = None) -> int:
-    """``projector import``; the exit status is 1 when a file was refused. Progress goes to ``out`` (standard
-    error by default)."""
+    """``projector import``; the exit status is 1 when a file was refused, or a message of one was refused or
+    differs from the one stored before. Progress goes to ``out`` (standard error by default)."""
     out = out or sys.stderr
     path = Path(arguments.path).expanduser()
     if not path.exists():
@@ -159,12 +178,12 @@ def run(arguments: Any, *, out: TextIO | None = None) -> int:
         totals = import_all(
             client, files_of(path, arguments.format), arguments.format, strict=arguments.strict, out=out
         )
-    for failure in totals.failed:
-        print(failure, file=out)
+    for problem in [*totals.failed, *totals.not_stored]:
+        print(problem, file=out)
     print(
         f"{totals.files} file(s): {totals.stored} message(s) stored, {totals.already_stored} already stored", file=out
     )
-    return 1 if totals.failed else 0
+    return 1 if totals.failed or totals.not_stored else 0
 
 
 def _client(url: str, key: str | None) -> httpx.Client:

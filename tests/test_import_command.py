@@ -2,6 +2,7 @@
 twice without duplicates, and ``--follow`` keeping a live Claude Code session in sync as it is written."""
 
 import io
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -111,3 +112,24 @@ def wait_for(condition: object, seconds: float = 15) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def test_messages_not_stored_as_the_file_has_them_are_named_and_the_exit_status_says_so(
+    live_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    history = tmp_path / "history.json"
+    question = {"id": "q1", "role": "user", "content": "What is due today?"}
+    history.write_text(json.dumps([question, {"id": "a1", "role": "assistant", "content": "Nothing."}]))
+    status, _ = run_import("--format", "ai-sdk", "--url", live_url, str(history), capsys=capsys)
+    assert status == 0
+    edited = [
+        question,
+        {"id": "a1", "role": "assistant", "content": "The quarterly report."},
+        {"id": "q2", "role": "user", "content": [{"type": "text"}]},
+    ]
+    history.write_text(json.dumps(edited))
+    status, output = run_import("--format", "ai-sdk", "--url", live_url, str(history), capsys=capsys)
+    assert status == 1
+    assert "history.json: session ai-sdk-" in output
+    assert ": a1 was stored before with other content (kept)" in output
+    assert ": q2 refused (content[0].text): " in output
