@@ -6,7 +6,8 @@ Names older SDKs wrote are read as today's: ``mimeType`` as ``mediaType``, a too
 holding Anthropic's redacted data, ``providerMetadata`` as ``providerOptions``. A key a known part does not
 declare (a newer SDK's) is kept, as the append schema keeps it; a part of an unknown type is left out and
 reported. A message's own string ``id`` (stores often keep one) is its id; otherwise the id is positional
-(``request_body``).
+(``request_body``). The call's ``system`` is text, a ``SystemModelMessage`` or a list of them (AI SDK 5 on);
+their texts make the one system message, in order.
 """
 
 from typing import Any
@@ -26,7 +27,7 @@ PART_TYPES: frozenset[str] = frozenset(
 
 
 def parse(data: bytes, options: ImportOptions) -> ImportResult:
-    reading = RequestImport.start(FORMAT, data, options)
+    reading = RequestImport.start(FORMAT, data, options, system_text)
     messages, report = reading.messages, reading.report
     for number, raw in enumerate(reading.body.messages, start=1):
         with reading_line(report, number):
@@ -48,6 +49,18 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
             messages.append(ImportedMessage(mid, role, content, {}, None))
             report.repairs.extend(Repair(number, mid, note) for note in notes)
     return reading.finish(reading.body.model)
+
+
+def system_text(system: Any) -> str:
+    """The text of a call's ``system``: a string, a ``{role: "system", content}`` message, or a list of them."""
+    if isinstance(system, str):
+        return system
+    if isinstance(system, dict):
+        content = system.get("content")
+        return content if system.get("role") == "system" and isinstance(content, str) else ""
+    if isinstance(system, list):
+        return "\n\n".join(text for one in system if (text := system_text(one)))
+    return ""
 
 
 def _part(item: Any, notes: list[str]) -> dict[str, Any] | None:

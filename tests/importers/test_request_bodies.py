@@ -161,6 +161,21 @@ def test_ai_sdk_parts_pass_through_and_older_names_are_read_as_todays() -> None:
     assert parts(tool)[0]["output"] == {"type": "json", "value": {"ok": True}}
 
 
+@pytest.mark.parametrize(
+    "system",
+    [
+        "You are terse.\n\nToday is Monday.",
+        [{"role": "system", "content": "You are terse."}, {"role": "system", "content": "Today is Monday."}],
+    ],
+)
+def test_ai_sdk_system_is_text_a_system_message_or_a_list_of_them(system: Any) -> None:
+    messages = [{"role": "user", "content": "hi"}]
+    [opening, _] = session("ai-sdk", {"system": system, "messages": messages}).messages
+    assert (opening.id, opening.role, opening.content) == ("system", "system", "You are terse.\n\nToday is Monday.")
+    cached = {"role": "system", "content": "Be brief.", "providerOptions": {"anthropic": {"cacheControl": {}}}}
+    assert session("ai-sdk", {"system": cached, "messages": messages}).messages[0].content == "Be brief."
+
+
 def test_ai_sdk_keys_a_newer_sdk_added_are_kept_and_unknown_parts_left_out_and_reported() -> None:
     body = [
         {
