@@ -2,9 +2,10 @@
 
 ``system`` and ``developer`` messages become system messages; a user's ``image_url``, ``input_audio`` and
 ``file`` parts become image and file parts; an assistant's ``tool_calls`` become tool-call parts (their JSON
-``arguments`` parsed), ``reasoning_content`` (DeepSeek, vLLM) a reasoning part and ``refusal`` text; each
-``tool`` message a tool message answering its call. The legacy ``function_call`` and ``function`` role
-are read as a tool call and its result. Message ids are positional (``request_body``).
+``arguments`` parsed; a custom tool's free-form ``input`` kept as the string it is), ``reasoning_content``
+(DeepSeek, vLLM) a reasoning part and ``refusal`` text; each ``tool`` message a tool message answering its
+call. The legacy ``function_call`` and ``function`` role are read as a tool call and its result. Message ids
+are positional (``request_body``).
 """
 
 import json
@@ -122,10 +123,15 @@ def _assistant_parts(
     if isinstance(raw.get("function_call"), dict):
         calls.append({"id": _function_call_id(mid), "function": raw["function_call"]})
     for call in calls:
-        function = as_object(call.get("function"))
-        call_id, name = str(call.get("id", "")), str(function.get("name", ""))
+        call_id = str(call.get("id", ""))
+        if call.get("type") == "custom":
+            custom = as_object(call.get("custom"))
+            name, tool_input = str(custom.get("name", "")), custom.get("input", "")
+        else:
+            function = as_object(call.get("function"))
+            name, tool_input = str(function.get("name", "")), _input(function, notes)
         tool_names[call_id] = name
-        parts.append({"type": "tool-call", "toolCallId": call_id, "toolName": name, "input": _input(function, notes)})
+        parts.append({"type": "tool-call", "toolCallId": call_id, "toolName": name, "input": tool_input})
     return parts
 
 

@@ -74,6 +74,21 @@ def test_openai_tool_calls_are_parsed_and_answered_by_name() -> None:
     assert parts(messages[3])[0]["toolName"] == "weather"
 
 
+def test_an_openai_custom_tool_call_keeps_its_name_and_free_form_input() -> None:
+    patch = "*** Begin Patch\n*** Update File: README.md\n-teh\n+the\n*** End Patch"
+    custom = {"id": "call_1", "type": "custom", "custom": {"name": "apply_patch", "input": patch}}
+    body = [
+        {"role": "user", "content": "Fix the typo in README"},
+        {"role": "assistant", "content": None, "tool_calls": [custom]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "Done"},
+    ]
+    result = parse("openai-chat", body)
+    _, call, answer = result.sessions[0].messages
+    assert call.content == [{"type": "tool-call", "toolCallId": "call_1", "toolName": "apply_patch", "input": patch}]
+    assert parts(answer)[0]["toolName"] == "apply_patch"
+    assert checks.append_problems(result.sessions[0]) == [] and result.report.repairs == []
+
+
 def test_openai_legacy_function_calls_reasoning_and_broken_arguments() -> None:
     body = [
         {"role": "user", "content": "Go"},
