@@ -202,8 +202,13 @@ class _Builder:
         call_id, name = str(part.get("callID", "")), str(part.get("tool", "")) or "unknown"
         call: dict[str, Any] = {"type": "tool-call", "toolCallId": call_id, "toolName": name}
         call["input"] = state.get("input", {})
-        if as_object(part.get("metadata")).get("providerExecuted") is True:
+        metadata = as_object(part.get("metadata"))
+        if metadata.get("providerExecuted") is True:
             call["providerExecuted"] = True
+        options = {key: value for key, value in metadata.items() if key != "providerExecuted"}
+        if options and all(isinstance(value, dict) for value in options.values()):
+            # The provider's metadata of the call (a Gemini thoughtSignature): opencode replays it with the call.
+            call["providerOptions"] = options
         result: dict[str, Any] = {"type": "tool-result", "toolCallId": call_id, "toolName": name}
         match state.get("status"):
             case "completed":

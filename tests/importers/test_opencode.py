@@ -116,3 +116,24 @@ def test_a_tool_the_provider_ran_keeps_its_result_beside_the_call_in_the_assista
     assert (call["providerExecuted"], result["providerExecuted"]) == (True, True)
     assert (result["toolCallId"], result["output"]) == ("srvtoolu_1", {"type": "text", "value": "nothing new"})
     assert text == {"type": "text", "text": "Nothing new."}
+
+
+def test_a_tool_calls_provider_metadata_goes_with_the_call_as_opencode_replays_it() -> None:
+    signed = {
+        "type": "tool",
+        "id": "prt_t1",
+        "callID": "call_ls_1",
+        "tool": "bash",
+        "metadata": {"google": {"thoughtSignature": "CiQBcsjafSIG=="}},
+        "state": {"status": "completed", "input": {"command": "ls"}, "output": "a.txt"},
+    }
+    document = {
+        "info": {"id": "ses_g"},
+        "messages": [
+            {"info": {"id": "msg_u", "role": "user", "time": {"created": 1}}, "parts": [{"type": "text", "text": "?"}]},
+            {"info": {"id": "msg_a", "role": "assistant", "time": {"created": 2, "completed": 3}}, "parts": [signed]},
+        ],
+    }
+    [_, assistant, _] = parse(json.dumps(document).encode()).sessions[0].messages
+    assert parts(assistant)[0]["providerOptions"] == {"google": {"thoughtSignature": "CiQBcsjafSIG=="}}
+    assert "providerOptions" not in parts(messages()["msg_a1"])[1]
