@@ -13,7 +13,8 @@ Rules, line by line (docs/importing.md gives the whole mapping):
   ``compact_summary`` pair; versions that wrote no boundary get one made from the summary's line.
 - Hook, API-error and other ``system`` lines and ``attachment`` lines are runtime facts: kept, hidden from
   the model and the transcript (the debug view shows them). ``local_command`` output is a user message, as
-  Claude Code sends it to the model. ``<synthetic>`` replies (a failed request) are kept out of the model.
+  Claude Code sends it to the model. API error replies (``isApiErrorMessage``) are kept out of the model;
+  other ``<synthetic>`` replies are answers Claude Code wrote itself, sent to the model as they are.
 - Sidechain lines (a Task subagent's own conversation) are skipped with a reason: they are another agent's
   context, and Claude Code never sends them to the parent's model.
 - Lines the conversation left (the user went back and asked again) are reported as branches.
@@ -204,9 +205,13 @@ class _Builder:
         message = entry.record["message"]
         metadata = answer.metadata
         model = message.get("model")
-        if model == SYNTHETIC_MODEL or entry.record.get("isApiErrorMessage") is True:
+        if entry.record.get("isApiErrorMessage") is True:
             metadata.update(finishReason="error", eligibleForModelContext=False)
             metadata.setdefault("claudeCode", {})["isApiErrorMessage"] = True
+            return
+        if model == SYNTHETIC_MODEL:
+            # A reply Claude Code wrote itself ("No response requested." after a local command): it sends it to
+            # the model like any answer, but no model produced it.
             return
         if isinstance(model, str) and model:
             metadata.update(provider=anthropic_blocks.ANTHROPIC, model=model)

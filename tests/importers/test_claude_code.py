@@ -207,6 +207,19 @@ def test_a_synthetic_error_reply_stays_in_the_transcript_and_out_of_the_model() 
     assert "model" not in reply.metadata and session.model is None
 
 
+def test_a_synthetic_reply_that_is_no_api_error_is_an_answer_the_model_sees() -> None:
+    session = session_of(
+        prompt("u1", None, "Continue from where you left off.", isMeta=True),
+        answer("a1", "u1", "f0e1", text("No response requested."), model="<synthetic>", stop_reason="stop_sequence"),
+        prompt("u2", "a1", "what's going on?", second=5),
+    )
+    reply = session.messages[1]
+    assert "eligibleForModelContext" not in reply.metadata and "finishReason" not in reply.metadata
+    assert "model" not in reply.metadata and session.model is None
+    model_view = project(View.MODEL, engine_messages(session), ProjectionContext())
+    assert "f0e1" in [source for message in model_view.messages for source in message.source_message_ids]
+
+
 def test_local_command_output_is_a_user_message_as_claude_code_sends_it() -> None:
     session = session_of(
         prompt("u1", None, "<command-name>/model</command-name>"),
