@@ -130,9 +130,15 @@ def _prepare(
     taken = session.messages[: session.settled] if live else session.messages
     outcome = SessionImport(session.id, pending=len(session.messages) - len(taken))
     messages: list[NewMessage] = []
+    first_of: dict[str, NewMessage] = {}
     for message in taken:
         try:
-            messages.extend(prepare_batch([readers.message(message.to_append())], caller, settings, now))
+            [prepared] = prepare_batch([readers.message(message.to_append())], caller, settings, now)
+            earlier = first_of.setdefault(prepared.id, prepared)
+            if earlier is not prepared:
+                _refuse_repeat(earlier, prepared)
+                continue
+            messages.append(prepared)
         except ProjectorError as error:
             if strict:
                 raise InvalidInput(
@@ -140,6 +146,17 @@ def _prepare(
                 ) from None
             outcome.refused.append(_refusal(message, error))
     return _Prepared(session, outcome, messages)
+
+
+def _refuse_repeat(earlier: NewMessage, repeat: NewMessage) -> None:
+    """The session's messages are one batch, checked as an append checks one: an id given twice is the same
+    message (stored once) or, with other content, refused, so the file's second message is never reported
+    stored while the first is what the store keeps."""
+    if not repeat.same_fact_as(earlier):
+        raise InvalidInput(
+            f"messages[0].id: '{repeat.id}' is also an earlier message of the session with other content",
+            field="messages[0].id",
+        )
 
 
 def _refusal(message: ImportedMessage, error: ProjectorError) -> RefusedMessage:

@@ -211,3 +211,19 @@ async def test_a_field_of_an_unexpected_type_is_a_reported_line_not_a_500(client
     assert [invalid["line"] for invalid in lenient.json()["report"]["invalid"]] == [2]
     strict = await post_file(client, "ai-sdk", body, sessionId="odd-shapes-strict", strict="true")
     assert (strict.status_code, strict.json()["line"]) == (422, 2)
+
+
+async def test_an_id_the_file_gives_twice_is_stored_once_and_a_different_second_refused(
+    client: httpx.AsyncClient,
+) -> None:
+    repeated = {"id": "q", "role": "user", "content": "first question"}
+    body = json.dumps({"messages": [repeated, repeated, {"id": "q", "role": "user", "content": "second"}]}).encode()
+    first = await post_file(client, "ai-sdk", body, sessionId="repeated-ids")
+    [outcome] = first.json()["sessions"]
+    assert outcome["storedIds"] == ["q"]
+    assert [(r["messageId"], r["field"]) for r in outcome["refused"]] == [("q", "id")]
+    again = await post_file(client, "ai-sdk", body, sessionId="repeated-ids")
+    [repeat] = again.json()["sessions"]
+    assert (repeat["stored"], repeat["alreadyStored"], repeat["changed"]) == (0, 1, [])
+    strict = await post_file(client, "ai-sdk", body, sessionId="repeated-ids-strict", strict="true")
+    assert strict.status_code == 422 and strict.json()["messageId"] == "q"
