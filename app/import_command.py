@@ -5,7 +5,8 @@ so an import gets the same checks, limits, tenant and role walls, ordering and i
 and works against a remote deployment as well as a local one. A folder is walked for the files the format
 writes (``*.jsonl``, ``*.json``), one request per file, with a progress bar on the terminal. ``--follow``
 keeps one live file in sync: it polls the file and, each time it has grown, imports it again with
-``live=true``, so only the messages no later line can change are stored and each is stored once.
+``live=true``, so only the messages no later line can change are stored and each is stored once; when it
+stops, one last import without ``live`` stores what was still pending.
 """
 
 import contextlib
@@ -97,27 +98,47 @@ def follow(
     out: TextIO,
     keep_going: Callable[[], bool] = lambda: True,
 ) -> None:
-    """Imports ``path`` whenever it has grown (size or modification time), until ``keep_going`` says stop."""
-    seen: tuple[int, int] | None = None
-    while keep_going():
-        try:
-            stat = path.stat()
-        except FileNotFoundError:
-            stat = None
-        now = (stat.st_size, stat.st_mtime_ns) if stat else None
-        if now is not None and now != seen:
-            seen = now
-            try:
-                answer = import_file(client, path, format, strict=False, live=True)
-            except ImportFailed as error:
-                print(error, file=out, flush=True)
-            else:
-                for session in answer["sessions"]:
-                    if session["stored"]:
-                        print(f"{session['id']}: {session['stored']} new message(s)", file=out, flush=True)
-                for problem in not_stored(path, answer):
-                    print(problem, file=out, flush=True)
-        time.sleep(interval)
+    """Imports ``path`` with ``live=true`` whenever it differs (size or modification time) from the last one
+    the service took, until ``keep_going`` says stop or the user interrupts; then once more without ``live``.
+
+    A refused or failed import (the service restarting) is tried again at the next poll, changed or not. The
+    last import stores what ``live`` leaves pending: a session that ended with no turn-end line (older Claude
+    Code versions write none) has its last answer stored then.
+    """
+    imported: tuple[int, int] | None = None
+    try:
+        while keep_going():
+            now = _stamp(path)
+            if now is not None and now != imported and _follow_once(client, path, format, live=True, out=out):
+                imported = now
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        pass
+    if _stamp(path) is not None:
+        _follow_once(client, path, format, live=False, out=out)
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
+
+
+def _follow_once(client: httpx.Client, path: Path, format: str, *, live: bool, out: TextIO) -> bool:
+    """One import of the followed file, its outcome printed; whether the service took it."""
+    try:
+        answer = import_file(client, path, format, strict=False, live=live)
+    except ImportFailed as error:
+        print(error, file=out, flush=True)
+        return False
+    for session in answer["sessions"]:
+        if session["stored"]:
+            print(f"{session['id']}: {session['stored']} new message(s)", file=out, flush=True)
+    for problem in not_stored(path, answer):
+        print(problem, file=out, flush=True)
+    return True
 
 
 def not_stored(path: Path, answer: dict[str, Any]) -> list[str]:

@@ -105,6 +105,38 @@ def test_follow_keeps_a_live_claude_code_session_in_sync(live_url: str, tmp_path
     assert "new message(s)" in out.getvalue()
 
 
+def test_follow_stores_the_last_answer_of_a_session_that_wrote_no_turn_end_when_it_stops(
+    live_url: str, tmp_path: Path
+) -> None:
+    finished = tmp_path / f"{SESSION}.jsonl"
+    finished.write_bytes(
+        jsonl(prompt("u1", None, "Fix the test"), answer("a1", "u1", "msg_1", text("Fixed."), stop_reason="end_turn"))
+    )
+    polls = iter(range(3))
+    with httpx.Client(base_url=live_url) as client:
+        follow(client, finished, "claude-code", interval=0.01, out=io.StringIO(), keep_going=lambda: next(polls, 3) < 3)
+    assert stored_ids(live_url, SESSION) == ["u1", "msg_1"]
+
+
+def test_follow_tries_an_import_the_service_failed_again_though_the_file_did_not_change(tmp_path: Path) -> None:
+    unchanged = tmp_path / "session.jsonl"
+    unchanged.write_bytes(jsonl(prompt("u1", None, "Fix the test")))
+    asked: list[str] = []
+
+    def service(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.params["live"])
+        if len(asked) == 1:
+            return httpx.Response(503, json={"detail": "The database is unavailable; retry shortly."})
+        return httpx.Response(200, json={"sessions": [{"id": SESSION, "stored": 1}]})
+
+    polls = iter(range(5))
+    out = io.StringIO()
+    with httpx.Client(base_url="http://projector.test", transport=httpx.MockTransport(service)) as client:
+        follow(client, unchanged, "claude-code", interval=0.01, out=out, keep_going=lambda: next(polls, 5) < 5)
+    assert asked == ["true", "true", "false"]
+    assert "503 The database is unavailable" in out.getvalue() and "1 new message(s)" in out.getvalue()
+
+
 def wait_for(condition: object, seconds: float = 15) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
