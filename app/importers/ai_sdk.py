@@ -5,9 +5,10 @@ Names older SDKs wrote are read as today's: ``mimeType`` as ``mediaType``, a too
 ``input``, a result's ``result`` (with ``isError``) as ``output``, ``redacted-reasoning`` as reasoning
 holding Anthropic's redacted data, ``providerMetadata`` as ``providerOptions``. A key a known part does not
 declare (a newer SDK's) is kept, as the append schema keeps it; a part of an unknown type is left out and
-reported. A message's own string ``id`` (stores often keep one) is its id; otherwise the id is positional
-(``request_body``). The call's ``system`` is text, a ``SystemModelMessage`` or a list of them (AI SDK 5 on);
-their texts make the one system message, in order.
+reported. A ``UIMessage`` (``parts`` and no ``content``, what ``useChat`` keeps) is read as
+``convertToModelMessages`` sends it (``ui_messages``). A message's own string ``id`` (stores often keep one)
+is its id; otherwise the id is positional (``request_body``). The call's ``system`` is text, a
+``SystemModelMessage`` or a list of them (AI SDK 5 on); their texts make the one system message, in order.
 """
 
 from typing import Any
@@ -17,6 +18,7 @@ from app.engine.parts import AssistantPart, ToolPart, UserPart, part_models, par
 from app.importers.imported import ImportedMessage, ImportResult, Repair, Skipped
 from app.importers.options import ImportOptions
 from app.importers.request_body import RequestImport, message_id
+from app.importers.ui_messages import is_ui_message, model_messages
 from app.importers.unexpected import reading_line
 
 FORMAT = "ai-sdk"
@@ -38,6 +40,10 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
             own_id = raw.get("id")
             mid = own_id if isinstance(own_id, str) and own_id else message_id(number)
             notes: list[str] = []
+            if is_ui_message(raw) and role != "tool":
+                messages.extend(model_messages(mid, role, raw["parts"], notes))
+                report.repairs.extend(Repair(number, mid, note) for note in notes)
+                continue
             content = raw.get("content")
             if not isinstance(content, str | list):
                 report.invalid.append(Skipped(number, "content is neither text nor a list of parts"))
