@@ -173,8 +173,10 @@ def next_request(
     breakpoints: Sequence[str],
     max_output_tokens: int | None,
     at: datetime,
+    cache_ttl: str | None = None,
 ) -> NextRequest:
-    """``prompt_tokens``: the context report's count of what the payload sends."""
+    """``prompt_tokens``: the context report's count of what the payload sends; ``cache_ttl``: the request's
+    cache policy's (``"1h"`` writes cost the one-hour rate)."""
     unchanged = unchanged_tokens or 0
     cached = unchanged if serves_prefix(provider, breakpoints, unchanged) else 0
     found = catalog.lookup(provider, model)
@@ -188,6 +190,7 @@ def next_request(
             output_tokens=max_output_tokens or 0,
             writes_cache=bool(breakpoints),
             at=at,
+            cache_ttl=cache_ttl,
         )
     )
     return NextRequest(prompt_tokens, unchanged_tokens, cached, max_output_tokens, cost, tuple(breakpoints))

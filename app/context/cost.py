@@ -11,7 +11,9 @@ beside the output count instead of inside it: a writer adds them to ``outputToke
 ``reasoningTokens`` is read as the part of the output it is, never added again.
 
 Each part is priced at its own rate: cache reads at the catalog's cache-read rate, cache writes at its
-(five-minute) write rate, and a part the catalog gives no rate of its own at the input rate, as the catalog
+five-minute write rate except the share ``cacheWrite1hTokens`` says lives an hour (Anthropic's
+``cache_creation.ephemeral_1h_input_tokens``), which is priced at the one-hour write rate, and a part the
+catalog gives no rate of its own at the input rate, as the catalog
 does itself (OpenAI and Gemini bill no cache writes). A long prompt's price tier (above 200k tokens on some
 Claude and Gemini models) is chosen by the whole prompt of that one request, so every response is priced on
 its own before anything is added up. A price the catalog lacks leaves the cost ``None``: never zero, never
@@ -44,6 +46,8 @@ class TokenUsage:
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    cache_write_1h: int = 0
+    """The share of ``cache_write`` written to the one-hour cache: a part of it, not a fifth count."""
 
     @property
     def prompt(self) -> int:
@@ -60,6 +64,7 @@ class TokenUsage:
             self.output + other.output,
             self.cache_read + other.cache_read,
             self.cache_write + other.cache_write,
+            self.cache_write_1h + other.cache_write_1h,
         )
 
     def as_dict(self) -> dict[str, int]:
@@ -76,11 +81,13 @@ def token_usage(usage: object) -> TokenUsage | None:
     """A stored ``usage`` object's counts, or ``None`` when it is not one or counts nothing."""
     if not isinstance(usage, Mapping):
         return None
+    cache_write = token_count(usage.get("cacheWriteTokens"))
     counted = TokenUsage(
         input=token_count(usage.get("inputTokens")),
         output=token_count(usage.get("outputTokens")),
         cache_read=token_count(usage.get("cacheReadTokens")),
-        cache_write=token_count(usage.get("cacheWriteTokens")),
+        cache_write=cache_write,
+        cache_write_1h=min(token_count(usage.get("cacheWrite1hTokens")), cache_write),
     )
     return counted if counted.total else None
 
@@ -129,18 +136,21 @@ def price_usage(model: CatalogModel, usage: TokenUsage, *, at: datetime) -> Cost
         return None
     prices = model.pricing.get_prices(at)
     input_rate = _rate(prices, "input_mtok")
+    write_rate = _rate(prices, "cache_write_mtok", otherwise=input_rate)
     parts = (
         (usage.input, input_rate),
         (usage.output, _rate(prices, "output_mtok")),
         (usage.cache_read, _rate(prices, "cache_read_mtok", otherwise=input_rate)),
-        (usage.cache_write, _rate(prices, "cache_write_mtok", otherwise=input_rate)),
+        (usage.cache_write - usage.cache_write_1h, write_rate),
+        (usage.cache_write_1h, _rate(prices, "cache_write_1h_mtok", otherwise=write_rate)),
     )
     dollars: list[Decimal] = []
     for count, rate in parts:
         if count and rate is None:
             return None
         dollars.append(calc_unit_price(rate, count, usage.prompt, PER_MILLION) if count else Decimal(0))
-    return Cost(*dollars)
+    input_cost, output_cost, read_cost, write_cost, long_write_cost = dollars
+    return Cost(input_cost, output_cost, read_cost, write_cost + long_write_cost)
 
 
 def _rate(
@@ -158,12 +168,14 @@ def expected_cost(
     output_tokens: int,
     writes_cache: bool,
     at: datetime,
+    cache_ttl: str | None = None,
 ) -> Cost | None:
     """What a request about to be sent will cost.
 
     ``cached_prefix_tokens`` of its prompt are served from the provider's cache (at most the whole prompt);
-    the rest is written to the cache when ``writes_cache`` (Anthropic's ``cache_control`` breakpoints), and
-    is plain input otherwise (OpenAI and Gemini cache prefixes on their own and bill no writes).
+    the rest is written to the cache when ``writes_cache`` (Anthropic's ``cache_control`` breakpoints), at
+    the one-hour write rate when ``cache_ttl`` is ``"1h"``, and is plain input otherwise (OpenAI and Gemini
+    cache prefixes on their own and bill no writes).
     ``output_tokens`` is the answer expected: ``maxOutputTokens`` gives the most the request can cost.
     """
     read = min(max(cached_prefix_tokens, 0), max(prompt_tokens, 0))
@@ -173,6 +185,7 @@ def expected_cost(
         output=max(output_tokens, 0),
         cache_read=read,
         cache_write=rest if writes_cache else 0,
+        cache_write_1h=rest if writes_cache and cache_ttl == "1h" else 0,
     )
     return price_usage(model, usage, at=at)
 

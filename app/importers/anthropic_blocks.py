@@ -188,7 +188,8 @@ def _media_part(block: dict[str, Any], notes: list[str]) -> dict[str, Any] | Non
 
 
 def usage(raw: Any) -> dict[str, int] | None:
-    """The API's usage as the service keeps it: cache reads and writes apart from input."""
+    """The API's usage as the service keeps it: cache reads and writes apart from input, and the share of the
+    writes made to the one-hour cache (``cache_creation``) when there is one."""
     if not isinstance(raw, dict):
         return None
     keys = {
@@ -198,6 +199,9 @@ def usage(raw: Any) -> dict[str, int] | None:
         "cacheWriteTokens": "cache_creation_input_tokens",
     }
     counted = {ours: raw[theirs] for ours, theirs in keys.items() if isinstance(raw.get(theirs), int)}
+    one_hour = as_object(raw.get("cache_creation")).get("ephemeral_1h_input_tokens")
+    if isinstance(one_hour, int) and one_hour > 0:
+        counted["cacheWrite1hTokens"] = one_hour  # the writes that live an hour, priced at their own rate
     return counted or None
 
 

@@ -10,6 +10,7 @@ from genai_prices.types import Provider, Usage
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.context.cache_report import next_request
 from app.context.catalog import CatalogModel, bundled_catalog
 from app.context.cost import (
     Cost,
@@ -90,6 +91,43 @@ def test_the_expected_cost_prices_the_cached_prefix_as_cache_reads() -> None:
         gpt, prompt_tokens=100_000, cached_prefix_tokens=90_000, output_tokens=4_000, writes_cache=False, at=AT
     )
     assert automatic == Cost(input=Decimal("0.02"), output=Decimal("0.032"), cache_read=Decimal("0.045"))
+
+
+def bundled(name: str) -> CatalogModel:
+    found = bundled_catalog().lookup("anthropic", name)
+    assert found is not None
+    return found
+
+
+def test_cache_writes_that_live_an_hour_are_priced_at_the_one_hour_rate() -> None:
+    sonnet = bundled("claude-sonnet-4-5")  # writes: $3.75 a million for five minutes, $6 for an hour (short prompts)
+    cost = price_usage(sonnet, usage(cache_write=100_000, cache_write_1h=40_000), at=AT)
+    assert cost == Cost(cache_write=Decimal("0.225") + Decimal("0.24"))
+    stored = {"cacheWriteTokens": MILLION, "cacheWrite1hTokens": 400_000}
+    assert token_usage(stored) == usage(cache_write=MILLION, cache_write_1h=400_000)
+    assert token_usage({**stored, "cacheWrite1hTokens": 2 * MILLION}) == usage(
+        cache_write=MILLION, cache_write_1h=MILLION
+    )
+
+
+def test_the_expected_cost_of_a_one_hour_cache_prices_its_writes_at_the_one_hour_rate() -> None:
+    sonnet = bundled("claude-sonnet-4-5")
+    one_hour = expected_cost(
+        sonnet, prompt_tokens=100_000, cached_prefix_tokens=0, output_tokens=0, writes_cache=True, at=AT, cache_ttl="1h"
+    )
+    assert one_hour == Cost(cache_write=Decimal("0.6"))
+    ahead = next_request(
+        bundled_catalog(),
+        provider="anthropic",
+        model="claude-sonnet-4-5",
+        prompt_tokens=100_000,
+        unchanged_tokens=None,
+        breakpoints=("system",),
+        max_output_tokens=None,
+        at=AT,
+        cache_ttl="1h",
+    )
+    assert ahead.expected_cost == one_hour
 
 
 def test_a_cached_prefix_longer_than_the_prompt_is_the_whole_prompt() -> None:

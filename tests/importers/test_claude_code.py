@@ -133,6 +133,16 @@ def test_tool_use_result_is_kept_beside_the_result_unless_it_is_large() -> None:
     assert "toolUseResult of 40" in result.report.repairs[0].detail
 
 
+def test_the_share_of_cache_writes_that_lives_an_hour_is_kept_in_the_usage() -> None:
+    written = answer("a1", "u1", "msg_1", text("Done."))
+    written["message"]["usage"]["cache_creation"] = {
+        "ephemeral_1h_input_tokens": 1000,
+        "ephemeral_5m_input_tokens": 200,
+    }
+    usage = session_of(prompt("u1", None, "Go"), written).messages[1].metadata["usage"]
+    assert (usage["cacheWriteTokens"], usage["cacheWrite1hTokens"]) == (1200, 1000)
+
+
 def test_the_finish_reason_comes_from_the_stop_reason() -> None:
     session = session_of(prompt("u1", None, "Hi"), answer("a1", "u1", "msg_1", text("Hello"), stop_reason="max_tokens"))
     assert session.messages[1].metadata["finishReason"] == "length"
