@@ -12,7 +12,9 @@ Rules, line by line (docs/importing.md gives the whole mapping):
 - ``compact_boundary`` and the ``isCompactSummary`` line after it become a ``compact_boundary`` +
   ``compact_summary`` pair; versions that wrote no boundary get one made from the summary's line.
 - Hook, API-error and other ``system`` lines and ``attachment`` lines are runtime facts: kept, hidden from
-  the model and the transcript (the debug view shows them). ``local_command`` output is a user message, as
+  the model and the transcript (the debug view shows them), except the attachments Claude Code sends to the
+  model: a prompt queued while it worked (a user message) and hook context and the skill listing (hidden
+  ``<system-reminder>`` user messages), as it sends them. ``local_command`` output is a user message, as
   Claude Code sends it to the model. API error replies (``isApiErrorMessage``) are kept out of the model;
   other ``<synthetic>`` replies are answers Claude Code wrote itself, sent to the model as they are.
 - Sidechain lines (a Task subagent's own conversation) are skipped with a reason: they are another agent's
@@ -79,6 +81,8 @@ ENVELOPE = frozenset(
     }
 )
 """Keys every line repeats; a runtime fact's metadata keeps the others."""
+HOOKS_THE_MODEL_SEES = ("SessionStart", "UserPromptSubmit")
+"""Hook events whose success output Claude Code sends to the model; other hooks' output only shows in its UI."""
 TURN_ENDS = frozenset({"stop_hook_summary", "turn_duration"})
 """System lines written when a turn has ended: no more lines of its last answer can follow. (``stop_reason``
 cannot tell: some versions write the final one on every line of the answer, others on none.)"""
@@ -182,7 +186,11 @@ class _Builder:
             case "system":
                 self._system(entry)
             case "attachment":
-                self._runtime_fact(entry, _attachment_text(entry.record.get("attachment")))
+                seen = _attachment_for_model(as_object(entry.record.get("attachment")))
+                if seen is None:
+                    self._runtime_fact(entry, _attachment_text(entry.record.get("attachment")))
+                else:
+                    self._seen_attachment(entry, *seen)
 
     def _assistant(self, entry: Entry) -> None:
         message = entry.record["message"]
@@ -316,6 +324,15 @@ class _Builder:
         }
         self._emit(entry, entry.uuid, "system", text, metadata)
 
+    def _seen_attachment(self, entry: Entry, text: str, shown: bool) -> None:
+        """An attachment Claude Code sends to the model, as the user message it sends; the line's fields go
+        into the metadata like a runtime fact's."""
+        fields = {k: v for k, v in as_object(entry.record.get("attachment")).items() if k != "content"}
+        metadata: dict[str, Any] = {"claudeCode": {"type": entry.type, "attachment": fields}}
+        if not shown:
+            metadata["visibleInTranscript"] = False
+        self._emit(entry, entry.uuid, "user", text, metadata)
+
     def _emit(
         self, entry: Entry, message_id: str, role: Role, content: Content, metadata: dict[str, Any]
     ) -> ImportedMessage:
@@ -351,6 +368,33 @@ def _system_text(record: dict[str, Any]) -> str:
             return "Stop hooks ran: " + (", ".join(commands) or "none")
         case _:
             return subtype
+
+
+def _attachment_for_model(attachment: dict[str, Any]) -> tuple[str, bool] | None:
+    """What Claude Code sends the model for an attachment (its ``normalizeAttachmentForAPI``), and whether its
+    UI shows it: a prompt queued while the model worked is the user's own words; hook context and the skill
+    listing are reminders it hides. ``None`` for an attachment it does not send."""
+    name, content = attachment.get("hookName"), attachment.get("content")
+    match attachment.get("type"):
+        case "queued_command":
+            prompt = attachment.get("prompt")
+            said = prompt if isinstance(prompt, str) else anthropic_blocks.block_text(prompt)
+            ask = "Please address this message and continue with your tasks."
+            return _system_reminder(f"The user sent the following message:\n{said}\n\n{ask}"), True
+        case "hook_additional_context" if isinstance(content, list) and content:
+            context = "\n".join(str(line) for line in content)
+            return _system_reminder(f"{name} hook additional context: {context}"), False
+        case "hook_success" if attachment.get("hookEvent") in HOOKS_THE_MODEL_SEES and content:
+            return _system_reminder(f"{name} hook success: {content}"), False
+        case "skill_listing" if isinstance(content, str) and content:
+            return _system_reminder(
+                f"The following skills are available for use with the Skill tool:\n\n{content}"
+            ), False
+    return None
+
+
+def _system_reminder(text: str) -> str:
+    return f"<system-reminder>\n{text}\n</system-reminder>"
 
 
 def _attachment_text(attachment: Any) -> str:

@@ -207,6 +207,42 @@ def test_hook_api_error_and_attachment_lines_are_runtime_facts_hidden_from_model
     assert [m.source_message_ids[0] for m in transcript.messages] == ["u1", "msg_1"]
 
 
+def test_attachments_claude_code_sends_to_the_model_are_the_user_messages_it_sends() -> None:
+    queued = {"type": "queued_command", "prompt": "also add tests", "commandMode": "prompt"}
+    french = {
+        "type": "hook_additional_context",
+        "content": ["Always answer in French."],
+        "hookName": "UserPromptSubmit",
+        "hookEvent": "UserPromptSubmit",
+    }
+    skills = {"type": "skill_listing", "content": "- pdf: read PDFs", "skillCount": 1}
+    session = session_of(
+        prompt("u1", None, "Add a forecast screen"),
+        attachment("h1", "u1", french),
+        attachment("s1", "h1", skills),
+        answer("a1", "s1", "msg_1", text("Done.")),
+        attachment("q1", "a1", queued),
+        answer("a2", "q1", "msg_2", text("Tests added.")),
+    )
+    said = {m.id: m for m in session.messages}
+    assert said["q1"].role == "user" and "visibleInTranscript" not in said["q1"].metadata
+    assert said["q1"].content == (
+        "<system-reminder>\nThe user sent the following message:\nalso add tests\n\n"
+        "Please address this message and continue with your tasks.\n</system-reminder>"
+    )
+    assert said["h1"].content == (
+        "<system-reminder>\nUserPromptSubmit hook additional context: Always answer in French.\n</system-reminder>"
+    )
+    assert str(said["s1"].content).startswith("<system-reminder>\nThe following skills are available")
+    assert [said[i].metadata["visibleInTranscript"] for i in ("h1", "s1")] == [False, False]
+    model = project(View.MODEL, engine_messages(session), ProjectionContext())
+    sources = {source for message in model.messages for source in message.source_message_ids}
+    assert {"h1", "s1", "q1"} <= sources
+    transcript = project(View.TRANSCRIPT, engine_messages(session), ProjectionContext())
+    shown = {source for message in transcript.messages for source in message.source_message_ids}
+    assert "q1" in shown and not {"h1", "s1"} & shown
+
+
 def test_a_synthetic_error_reply_stays_in_the_transcript_and_out_of_the_model() -> None:
     session = session_of(
         prompt("u1", None, "Go"),

@@ -75,13 +75,24 @@ EXPECTED = {
     ),
     "claude-code/dirvine--saorsa-core--1236ae25--chat.json": Expected(133, 316, 63, 0, 3),
     "claude-code/jim-at-jibba--harness-lab--5ca71f8c--chat.json": Expected(
-        63, 120, 33, 19, 5, note="77 when the 14 pieces of responses split by their calls' answers count apart"
+        79,
+        120,
+        33,
+        19,
+        5,
+        note="16 hook context and skill listing attachments the model saw; 93 when the 14 pieces of responses"
+        " split by their calls' answers count apart",
     ),
     "claude-code/pleelapr--a-sdlc--41db236f--chat.json": Expected(
         57, 59, 26, 27, 4, note="two conversations in one file (a plan accepted with a cleared context), in order"
     ),
     "claude-code/pookNast--loopkit--73124c94--chat.json": Expected(
-        251, 266, 134, 7, 6, note="277 when 27 response pieces count apart; 1 local command output is a user message"
+        252,
+        266,
+        134,
+        7,
+        6,
+        note="278 when 27 response pieces count apart; 1 local command output and the skill listing are user messages",
     ),
     "pi/badlogic--pi-mono--705ba5d4--compact.jsonl": Expected(
         1015, 1015, 432, 0, 17, unanswered=3, boundaries=2, images=3
