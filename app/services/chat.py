@@ -271,7 +271,8 @@ def _build(plan: _Plan) -> _Built:
         request_tokens=request_tokens(asked.system, asked.tools),
         applied=applied,
     )
-    return _Built(built, _with_next_request(report, built, unchanged, plan.max_output), now, next_turn)
+    ttl = plan.target.policy.ttl
+    return _Built(built, _with_next_request(report, built, unchanged, plan.max_output, ttl), now, next_turn)
 
 
 def _cache_key(settings: Settings, tenant_id: str, ask: ChatAsk) -> str | None:
@@ -302,7 +303,7 @@ async def _remember_prefix(
 
 
 def _with_next_request(
-    report: ContextReport, built: ChatRequest, unchanged: int | None, max_output: int | None
+    report: ContextReport, built: ChatRequest, unchanged: int | None, max_output: int | None, cache_ttl: str | None
 ) -> ContextReport:
     """The report with what the request about to be sent shares with the previous one and will cost."""
     assert report.cache is not None and built.prefix is not None
@@ -318,5 +319,6 @@ def _with_next_request(
         breakpoints=built.breakpoints,
         max_output_tokens=max_output,
         at=datetime.now(UTC),
+        cache_ttl=cache_ttl,
     )
     return dataclasses.replace(report, cache=dataclasses.replace(report.cache, next_request=upcoming))

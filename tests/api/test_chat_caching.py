@@ -276,6 +276,16 @@ async def test_the_context_report_prices_the_next_request_with_its_cached_prefix
     assert unknown.json()["context"]["cache"]["nextRequest"]["expectedCostUsd"] is None
 
 
+async def test_an_hour_ttl_prices_the_next_requests_cache_writes_at_the_one_hour_rate(
+    client: httpx.AsyncClient,
+) -> None:
+    await new_session(client)
+    await turn(client, 1)
+    five = (await chat(client))["context"]["cache"]["nextRequest"]["expectedCostUsd"]["cacheWrite"]
+    hour = (await chat(client, cache={"ttl": "1h"}))["context"]["cache"]["nextRequest"]["expectedCostUsd"]["cacheWrite"]
+    assert hour == pytest.approx(five * 6.00 / 3.75)
+
+
 async def test_the_context_report_gives_the_cache_the_last_call_read(client: httpx.AsyncClient) -> None:
     await new_session(client)
     usage = {"inputTokens": 200, "cacheReadTokens": 1600, "cacheWriteTokens": 200, "outputTokens": 40}
