@@ -5,6 +5,7 @@ Writes, and the reads a write makes, run on the primary; read snapshots run on a
 and on the primary otherwise.
 """
 
+import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -118,6 +119,8 @@ def _decode_jsonb_with_orjson(dbapi_connection: Any, _record: object) -> None:
     )
 
 
+log = logging.getLogger("projector.database")
+
 _TAKE_SNAPSHOT = text("SELECT 1")
 """Any statement begins the transaction and fixes its snapshot; this one reads nothing."""
 
@@ -158,10 +161,7 @@ class Database:
         async with self.engine.connect() as connection:
             async with connection.begin():
                 yield connection
-            request = consistency.current()
-            if self.replicas and request is not None:
-                position = await (await driver(connection)).fetchval(_COMMIT_POSITION_SQL)
-                request.wrote(consistency.parse_position(position))
+            await self._record_commit(connection)
 
     @asynccontextmanager
     async def reading(self, *, on_primary: bool = False) -> AsyncIterator[AsyncConnection]:
@@ -204,10 +204,28 @@ class Database:
         async with self.engine.connect() as connection:
             await connection.execution_options(isolation_level="AUTOCOMMIT")
             yield connection
-            request = consistency.current()
-            if self.replicas and request is not None:
-                position = await (await driver(connection)).fetchval(_COMMIT_POSITION_SQL)
-                request.wrote(consistency.parse_position(position))
+            await self._record_commit(connection)
+
+    async def _record_commit(self, connection: AsyncConnection) -> None:
+        """With replicas, puts the WAL position of the commit just made on the request's consistency token.
+        The commit stands whatever happens here, so a failure never fails the request (a client told a write
+        failed retries it, and a write without an id is then made twice): the position is server-wide, so a
+        connection that broke after its commit (the server shutting down) is replaced by a fresh one; with
+        the primary unreachable the answer carries no new token, said in the log."""
+        request = consistency.current()
+        if not self.replicas or request is None:
+            return
+        # Whatever broke (a driver in a state it cannot leave raises its own internal error), the commit stands.
+        try:
+            position = await (await driver(connection)).fetchval(_COMMIT_POSITION_SQL)
+        except Exception:
+            try:
+                async with self.engine.connect() as fresh:
+                    position = await (await driver(fresh)).fetchval(_COMMIT_POSITION_SQL)
+            except Exception:
+                log.warning("a commit's WAL position could not be read: no new consistency token", exc_info=True)
+                return
+        request.wrote(consistency.parse_position(position))
 
     def _connect_for_reading(self, on_primary: bool) -> AbstractAsyncContextManager[AsyncConnection]:
         if on_primary:

@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.store import consistency
 from app.store.database import Database, create_engine
 from tests.conftest import settings_for_tests
 from tests.database import plain_dsn
@@ -55,3 +56,25 @@ async def test_a_pooled_connection_the_server_ended_is_replaced_at_checkout(
     await asyncio.sleep(0.2)
     async with one_connection_database.reading() as connection:
         assert (await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one() != ended
+
+
+async def test_a_write_whose_connection_breaks_after_its_commit_still_gets_its_position(
+    database_url: str, direct_database_url: str
+) -> None:
+    """The commit stands: a failure to read its WAL position never turns the write into an error (a client
+    told a write failed retries it). The position is server-wide, so a fresh connection reads it."""
+    engine = create_engine(database_url, settings_for_tests())
+    database = Database(engine, [engine])  # the primary read as a replica of itself: positions still compare
+    other = await asyncpg.connect(plain_dsn(direct_database_url))
+    try:
+        with consistency.tracking(None) as request:
+            async with database.single_write() as connection:
+                await connection.execute(text("SELECT txid_current()"))
+                ended = (await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one()
+                assert await other.fetchval("SELECT pg_terminate_backend($1)", ended)
+                await asyncio.sleep(0.2)
+        now = await other.fetchval("SELECT pg_current_wal_insert_lsn()::text")
+        assert request.written is not None and request.written <= consistency.parse_position(now)
+    finally:
+        await other.close()
+        await database.dispose()
