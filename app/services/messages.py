@@ -40,14 +40,15 @@ async def append_messages(
     batch = await run_weighed(weight, prepare_batch, inputs, caller, settings, now)
     # The common case, new messages, is one statement; a replay, a conflict, an unknown session or a
     # compaction's messages take the lock and the careful path below.
+    writer = (caller.tenant_id, session_id)
     try:
-        async with database.single_write() as connection:
+        async with database.single_write(locking=writer) as connection:
             stored = await MessageRepository(connection, caller.tenant_id).append_new(session_id, batch)
     except IdTakenMeanwhile:
         stored = None
     if stored is not None:
         return stored
-    async with database.transaction() as connection:
+    async with database.transaction(locking=writer) as connection:
         repository = MessageRepository(connection, caller.tenant_id)
         last_seq = await repository.lock_session(session_id)
         if last_seq is None:
@@ -113,7 +114,7 @@ async def amend_message(
     for key in IMMUTABLE_METADATA_KEYS:
         if key in changes:
             raise InvalidInput(f"metadata.{key}: fixed when the message is written", field=f"metadata.{key}")
-    async with database.transaction() as connection:
+    async with database.transaction(locking=(caller.tenant_id, session_id)) as connection:
         repository = MessageRepository(connection, caller.tenant_id)
         # The session row before the message row, the order every writer of both takes: a prune locks the
         # session, then marks messages; locking the message first would deadlock against it.

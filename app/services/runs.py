@@ -32,7 +32,7 @@ async def create_run(
     """``run_settings`` are keyed by their wire names (one word each), so a refusal names the field."""
     refuse_unaddressable(run_id, "id")
     check_row_fields(run_settings, settings)
-    async with database.transaction() as connection:
+    async with database.transaction(locking=(tenant_id, session_id)) as connection:
         if await MessageRepository(connection, tenant_id).lock_session(session_id) is None:
             raise NotFound(f"session '{session_id}' does not exist")
         row = await RunRepository(connection, tenant_id).create(session_id, run_id, run_settings)

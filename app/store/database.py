@@ -7,7 +7,7 @@ and on the primary otherwise.
 
 import logging
 from collections.abc import AsyncIterator, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Any
 
 import asyncpg
@@ -19,6 +19,7 @@ from app import lossless_json
 from app.settings import Settings
 from app.store import consistency
 from app.store.replicas import ReadRouting, driver
+from app.store.session_writers import SessionWriters
 
 
 def _dumps(value: object) -> str:
@@ -121,6 +122,9 @@ def _decode_jsonb_with_orjson(dbapi_connection: Any, _record: object) -> None:
 
 log = logging.getLogger("projector.database")
 
+SessionKey = tuple[str, str]
+"""A tenant id and a session id."""
+
 _TAKE_SNAPSHOT = text("SELECT 1")
 """Any statement begins the transaction and fixes its snapshot; this one reads nothing."""
 
@@ -137,11 +141,13 @@ class Database:
         *,
         replica_wait_seconds: float = 0.5,
         timeouts_on_begin: bool = False,
+        lock_wait_seconds: float | None = None,
     ) -> None:
         self.engine = engine
         self.replicas = list(replicas)
         self._reads = ReadRouting(engine, self.replicas, replica_wait_seconds)
         self._timeouts_on_begin = timeouts_on_begin
+        self._session_writers = SessionWriters(wait_seconds=lock_wait_seconds)
 
     @classmethod
     def open(cls, url: str, settings: Settings) -> "Database":
@@ -152,13 +158,16 @@ class Database:
             replicas,
             replica_wait_seconds=settings.replica_wait_ms / 1000,
             timeouts_on_begin=settings.transaction_pooling,
+            lock_wait_seconds=settings.lock_timeout_ms / 1000 if settings.lock_timeout_ms else None,
         )
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[AsyncConnection]:
+    async def transaction(self, *, locking: SessionKey | None = None) -> AsyncIterator[AsyncConnection]:
         """Commits when the block ends normally and rolls back on any exception. With replicas, a commit
-        inside a request records its WAL position on the request's consistency token, for the response."""
-        async with self.engine.connect() as connection:
+        inside a request records its WAL position on the request's consistency token, for the response.
+        ``locking``: the session whose row lock the block takes; the block waits its turn among this process's
+        writers of it before taking a connection (``app.store.session_writers``)."""
+        async with self._turn(locking), self.engine.connect() as connection:
             async with connection.begin():
                 yield connection
             await self._record_commit(connection)
@@ -189,22 +198,26 @@ class Database:
             yield connection
 
     @asynccontextmanager
-    async def single_write(self) -> AsyncIterator[AsyncConnection]:
+    async def single_write(self, *, locking: SessionKey | None = None) -> AsyncIterator[AsyncConnection]:
         """A primary connection in autocommit for one statement that is a whole unit of work by itself (an
         append's single statement): no BEGIN or COMMIT round trips around it. With replicas, its WAL position
         goes on the request's consistency token, as a transaction's does.
 
         Behind a transaction pooler the statement and lock timeouts come with each BEGIN
         (``_timeouts_on_begin``), so there the statement runs in a transaction of its own (BEGIN, the
-        statement, COMMIT): an append waiting on a session's lock stays bounded."""
+        statement, COMMIT): an append waiting on a session's lock stays bounded. ``locking``: as a
+        transaction's."""
         if self._timeouts_on_begin:
-            async with self.transaction() as connection:
+            async with self.transaction(locking=locking) as connection:
                 yield connection
             return
-        async with self.engine.connect() as connection:
+        async with self._turn(locking), self.engine.connect() as connection:
             await connection.execution_options(isolation_level="AUTOCOMMIT")
             yield connection
             await self._record_commit(connection)
+
+    def _turn(self, locking: SessionKey | None) -> AbstractAsyncContextManager[None]:
+        return nullcontext() if locking is None else self._session_writers.turn(*locking)
 
     async def _record_commit(self, connection: AsyncConnection) -> None:
         """With replicas, puts the WAL position of the commit just made on the request's consistency token.

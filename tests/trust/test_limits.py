@@ -1,6 +1,7 @@
 """Every limit is a setting and answers problem+json: batch, message and page sizes, and a per-statement
 timeout that turns a stuck query into a quick 503 instead of a hung request."""
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -78,6 +79,43 @@ async def test_an_append_waiting_past_the_lock_timeout_is_503_and_stores_nothing
         assert "lock wait timed out" in response.json()["detail"]
         assert elapsed < 3
         assert (await c.get("/sessions/s1")).json()["messageCount"] == 0
+
+
+async def test_writers_queued_on_one_busy_session_leave_the_pool_to_other_sessions(
+    trust_app: AppFactory, database_url: str
+) -> None:
+    """Each writer waits for a session's lock holding a pooled connection: only a few of one session's may."""
+    settings = {"pool_size": 3, "pool_max_overflow": 0, "pool_timeout_seconds": 1, "lock_timeout_ms": 10_000}
+    async with trust_app(**settings) as application, http_client(application) as c:
+        await c.post("/sessions", json={"id": "busy"})
+        await c.post("/sessions", json={"id": "other"})
+        async with held(database_url, "SELECT 1 FROM sessions WHERE id = 'busy' FOR UPDATE"):
+            queued = [
+                asyncio.create_task(c.post("/sessions/busy/messages", json={"messages": [user(f"q{n}", id=f"q{n}")]}))
+                for n in range(8)
+            ]
+            await asyncio.sleep(0.3)
+            elsewhere = await c.post("/sessions/other/messages", json={"messages": [user("hi")]})
+            assert elsewhere.status_code == 201, elsewhere.text
+            assert not any(task.done() for task in queued)
+        assert [response.status_code for response in await asyncio.gather(*queued)] == [201] * 8
+        stored = (await c.get("/sessions/busy/messages")).json()["messages"]
+        assert [message["seq"] for message in stored] == list(range(1, 9))
+
+
+async def test_a_writer_that_waits_its_turn_past_the_lock_timeout_is_503(
+    trust_app: AppFactory, database_url: str
+) -> None:
+    settings = {"pool_size": 3, "pool_max_overflow": 0, "lock_timeout_ms": 300}
+    async with trust_app(**settings) as application, http_client(application) as c:
+        await c.post("/sessions", json={"id": "busy"})
+        async with held(database_url, "SELECT 1 FROM sessions WHERE id = 'busy' FOR UPDATE"):
+            answers = await asyncio.gather(
+                *(c.post("/sessions/busy/messages", json={"messages": [user(f"q{n}")]}) for n in range(4))
+            )
+        assert [response.status_code for response in answers] == [503] * 4
+        assert all(response.headers["content-type"] == PROBLEM for response in answers)
+        assert (await c.get("/sessions/busy")).json()["messageCount"] == 0
 
 
 async def test_batch_message_and_metadata_sizes_follow_their_settings(trust_app: AppFactory) -> None:
