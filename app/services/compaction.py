@@ -51,6 +51,7 @@ from app.settings import Settings
 from app.store.compaction_leases import CompactionLeaseRepository
 from app.store.database import Database
 from app.store.events import Notice, NoticeKind, notify
+from app.store.live_start import LiveStart
 from app.store.messages import MessageRepository, NewMessage
 from app.store.records import MessageRecord
 from app.store.sessions import SessionRepository
@@ -236,8 +237,32 @@ async def notify_compaction(
     """Announces the two new messages, then the compaction they make."""
     seqs = (boundary.seq, summary.seq)
     await notify(connection, Notice(tenant_id, session_id, NoticeKind.MESSAGE, min(seqs), max(seqs)))
+    await notify(connection, _compaction_notice(tenant_id, session_id, boundary, summary))
+
+
+async def notify_recorded_compaction(
+    connection: AsyncConnection, tenant_id: str, session_id: str, before: LiveStart | None
+) -> None:
+    """After appending (and announcing) messages that hold a boundary or a summary, under the session's lock:
+    announces the compaction they completed, if the live history now starts at another one than ``before``."""
+    repository = MessageRepository(connection, tenant_id)
+    after = await repository.stored_live_start(session_id)
+    if after is None or (before is not None and _compaction_seqs(before) == _compaction_seqs(after)):
+        return
+    [boundary] = await repository.seq_range(session_id, after.boundary_seq, after.boundary_seq)
+    [summary] = await repository.seq_range(session_id, after.summary_seq, after.summary_seq)
+    await notify(connection, _compaction_notice(tenant_id, session_id, boundary, summary))
+
+
+def _compaction_seqs(start: LiveStart) -> tuple[int, int]:
+    return start.boundary_seq, start.summary_seq
+
+
+def _compaction_notice(
+    tenant_id: str, session_id: str, boundary: MessageRecord | EngineMessage, summary: MessageRecord | EngineMessage
+) -> Notice:
     details = {"boundaryId": boundary.id, "summaryId": summary.id}
-    await notify(connection, Notice(tenant_id, session_id, NoticeKind.COMPACTION, boundary.seq, summary.seq, details))
+    return Notice(tenant_id, session_id, NoticeKind.COMPACTION, boundary.seq, summary.seq, details)
 
 
 async def _check_unchanged(repository: MessageRepository, session_id: str, selection: CompactionSelection) -> None:

@@ -22,10 +22,13 @@ from app.errors import InvalidInput, ProjectorError
 from app.importers.imported import ImportedMessage, ImportedSession, ImportReport
 from app.importers.registry import parse_import
 from app.services.caller import Caller
+from app.services.compaction import notify_recorded_compaction
 from app.services.intake import MessageInput, prepare_batch
 from app.services.size_limits import check_row_fields
 from app.settings import Settings
 from app.store.database import Database
+from app.store.events import Notice, NoticeKind, notify
+from app.store.live_start import changes_live_start
 from app.store.messages import MessageRepository, NewMessage
 from app.store.sessions import SessionRepository
 from app.store.storable import refuse_unaddressable
@@ -166,7 +169,8 @@ def _refusal(message: ImportedMessage, error: ProjectorError) -> RefusedMessage:
 
 async def _store(database: Database, tenant_id: str, settings: Settings, prepared: _Prepared) -> None:
     """One transaction for the session: created if new, then its messages appended in batches no larger
-    than an append may be, each skipping what is already stored."""
+    than an append may be, each skipping what is already stored, and announced as appends are (the new
+    messages, then the compaction they completed, if any) when it commits."""
     session, outcome = prepared.session, prepared.outcome
     async with database.transaction() as connection:
         created = await SessionRepository(connection, tenant_id).create(
@@ -177,6 +181,9 @@ async def _store(database: Database, tenant_id: str, settings: Settings, prepare
         last_seq = await repository.lock_session(session.id)
         if last_seq is None:
             raise ProjectorError(f"session '{session.id}' vanished while it was imported")
+        first_seq = last_seq + 1
+        compacting = changes_live_start([message.kind for message in prepared.messages])
+        live_start = await repository.stored_live_start(session.id) if compacting else None
         batch_size = settings.max_batch_messages
         for start in range(0, len(prepared.messages), batch_size):
             batch = prepared.messages[start : start + batch_size]
@@ -190,3 +197,7 @@ async def _store(database: Database, tenant_id: str, settings: Settings, prepare
             outcome.stored.extend(fresh)
             outcome.already_stored += len(batch) - len(fresh)
             last_seq += result.created
+        if last_seq >= first_seq:
+            await notify(connection, Notice(tenant_id, session.id, NoticeKind.MESSAGE, first_seq, last_seq))
+            if compacting:
+                await notify_recorded_compaction(connection, tenant_id, session.id, live_start)

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from app.api.routes.events import resume_seq
 from app.errors import BadRequest
+from app.importers.registry import parse_import
 from app.main import create_app
 from app.services.events import (
     EventHub,
@@ -34,6 +35,7 @@ from tests.api.sse import open_stream
 from tests.api.wire import append, as_json, assistant, new_session, tool_call, tool_result, user
 from tests.conftest import settings_for_tests
 from tests.database import plain_dsn
+from tests.importers import samples
 from tests.trust.keys import API_KEYS, OTHER_TENANT, READER, RUNTIME
 from tests.trust.live_server import forget_everything, serving
 
@@ -151,6 +153,33 @@ async def test_amendments_compactions_and_prunes_arrive_as_their_own_events(http
         "summaryId": summary.json()["id"],
         "boundarySeq": int(boundary.id or 0),
         "summarySeq": int(summary.id or 0),
+    }
+
+
+async def test_an_import_arrives_as_message_events_then_the_compaction_it_recorded(http: httpx.AsyncClient) -> None:
+    data = samples.claude_code()
+    [imported] = parse_import("claude-code", data).sessions
+    await new_session(http, imported.id)
+    async with open_stream(http, imported.id) as stream:
+        response = await http.post(
+            "/sessions/import",
+            params={"format": "claude-code"},
+            content=data,
+            headers={"content-type": "application/x-ndjson"},
+        )
+        assert response.status_code == 201, response.text
+        events = await stream.messages(len(imported.messages))
+        compaction = await stream.next()
+    assert [event.json()["id"] for event in events] == [message.id for message in imported.messages]
+    assert [event.id for event in events] == [str(seq) for seq in range(1, len(imported.messages) + 1)]
+    seqs = {event.json()["id"]: int(event.id or 0) for event in events}
+    assert compaction.type == "compaction"
+    assert compaction.json() == {
+        "sessionId": imported.id,
+        "boundaryId": "c1",
+        "summaryId": "u5",
+        "boundarySeq": seqs["c1"],
+        "summarySeq": seqs["u5"],
     }
 
 
