@@ -9,12 +9,14 @@ from anyio import to_thread
 from app.engine.kinds import Kind
 from app.errors import Forbidden, InvalidInput, MessageConflict, NotFound
 from app.services.caller import Caller
+from app.services.compaction import notify_recorded_compaction
 from app.services.heavy_work import content_weight, run_weighed
 from app.services.intake import MessageInput, prepare_batch
 from app.services.size_limits import check_merged_metadata
 from app.settings import Settings
 from app.store.database import Database
 from app.store.events import Notice, NoticeKind, notify
+from app.store.live_start import changes_live_start
 from app.store.messages import AppendResult, IdTakenMeanwhile, MessageRepository, PageBudget
 from app.store.metadata import merged_in_python
 from app.store.records import MessageRecord
@@ -53,10 +55,14 @@ async def append_messages(
         last_seq = await repository.lock_session(session_id)
         if last_seq is None:
             raise NotFound(f"session '{session_id}' does not exist")
+        compacting = changes_live_start([message.kind for message in batch])
+        live_start = await repository.stored_live_start(session_id) if compacting else None
         result = await repository.append(session_id, last_seq, batch)
         if result.created and not result.conflicts:
             appended = Notice(caller.tenant_id, session_id, NoticeKind.MESSAGE, last_seq + 1, last_seq + result.created)
             await notify(connection, appended)
+            if compacting:
+                await notify_recorded_compaction(connection, caller.tenant_id, session_id, live_start)
     if result.conflicts:
         index, message_id = result.conflicts[0]
         raise MessageConflict(

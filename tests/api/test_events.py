@@ -32,7 +32,17 @@ from app.store.events import Notice, NoticeKind
 from app.store.messages import MessageRepository
 from app.store.records import MessageRecord
 from tests.api.sse import open_stream
-from tests.api.wire import append, as_json, assistant, new_session, tool_call, tool_result, user
+from tests.api.wire import (
+    append,
+    as_json,
+    assistant,
+    boundary,
+    new_session,
+    summary,
+    tool_call,
+    tool_result,
+    user,
+)
 from tests.conftest import settings_for_tests
 from tests.database import plain_dsn
 from tests.importers import samples
@@ -181,6 +191,20 @@ async def test_an_import_arrives_as_message_events_then_the_compaction_it_record
         "boundarySeq": seqs["c1"],
         "summarySeq": seqs["u5"],
     }
+
+
+async def test_a_compaction_a_runtime_appends_itself_arrives_as_a_compaction_event(http: httpx.AsyncClient) -> None:
+    await new_session(http, "live")
+    await append(http, "live", user("Read the log", id="m1"), assistant("Read.", id="m2"))
+    async with open_stream(http, "live") as stream:
+        await append(http, "live", boundary("b1", through="m2"), summary("b1", "Read the log.", id="s1"))
+        events = await stream.messages(2)
+        compaction = await stream.next()
+    assert [event.id for event in events] == ["3", "4"]
+    assert (compaction.type, compaction.json()) == (
+        "compaction",
+        {"sessionId": "live", "boundaryId": "b1", "summaryId": "s1", "boundarySeq": 3, "summarySeq": 4},
+    )
 
 
 async def test_an_idle_stream_sends_heartbeats(served: Any) -> None:
