@@ -16,6 +16,13 @@ and reads nothing more. Streams per process are capped (``events_max_streams``);
 refused with 503. Closing the hub ends every stream, which is how a shutting-down server gets its
 connections back.
 
+A stream follows one session: its id *and* its creation time, since a session deleted and created again
+under the same id is another session whose seqs start again at 1. Every read checks that the session it
+follows is still there, so a deletion (announced by its own notice, or missed and found by a resync) ends the
+stream with a ``deleted`` event instead of leaving it to wait, or to read the new session's messages after
+the old one's last seq. A resume point past the session's last seq cannot name one of its messages: it comes
+from a session deleted since under this id, so that stream says ``resync`` and starts at the first message.
+
 A stream reads on the primary, even with read replicas configured: a notice comes when its write commits on
 the primary, before a replica may have replayed it, and it carries no WAL position to wait for; read on such a
 replica, the announced messages would not be there yet, and the stream would wait for the next notice.
@@ -25,7 +32,10 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.errors import NotFound, ServiceUnavailable
 from app.store.database import Database
@@ -146,7 +156,8 @@ class MessageAmended:
 
 @dataclass(frozen=True, slots=True)
 class SessionChanged:
-    """A compaction or a prune: ``details`` as the notice gave them."""
+    """A compaction, a prune, or the session's deletion (the stream's last event): ``details`` as the notice
+    gave them."""
 
     kind: NoticeKind
     first_seq: int
@@ -197,22 +208,87 @@ async def follow_session(
     if session is None:
         hub.unsubscribe(subscription)
         raise NotFound(f"session '{session_id}' does not exist")
-    start = session.last_seq if after_seq is None else after_seq
-    return _events(database, hub, subscription, start, options)
+    followed = _Followed(database, tenant_id, session_id, session.created_at, options)
+    if after_seq is None:
+        return _events(hub, subscription, followed, session.last_seq)
+    if after_seq > session.last_seq:
+        return _events(hub, subscription, followed, 0, opening=Resynced(_RESUMED_FROM_ANOTHER))
+    return _events(hub, subscription, followed, after_seq)
+
+
+_RESUMED_FROM_ANOTHER = (
+    "the resume point is past this session's last message: it came from a session deleted since under this id,"
+    " so this one is sent from its first message"
+)
+
+
+class _Deleted(Exception):
+    """The session a stream follows is gone (perhaps replaced by a new one under the same id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Followed:
+    """The session a stream follows, and how it reads it: ``created_at`` tells it from a session created
+    again under the same id."""
+
+    database: Database
+    tenant_id: str
+    session_id: str
+    created_at: datetime
+    options: StreamOptions
+
+    async def messages_after(self, after_seq: int) -> AsyncIterator[MessageRecord]:
+        """Every message after ``after_seq``, a page per short read: no connection is held while the client
+        reads. Raises ``_Deleted`` once the session is gone."""
+        while True:
+            async with self.database.reading(on_primary=True) as connection:
+                await self._check(connection)
+                rows, has_more = await MessageRepository(connection, self.tenant_id).page(
+                    self.session_id,
+                    limit=self.options.page_size,
+                    after_seq=after_seq,
+                    before_seq=None,
+                    backwards=False,
+                    budget=self.options.budget,
+                )
+            for row in rows:
+                yield row
+            if not has_more or not rows:
+                return
+            after_seq = rows[-1].seq
+
+    async def change_event(self, notice: Notice) -> LiveEvent | None:
+        if notice.kind is NoticeKind.DELETED:
+            # Perhaps of an earlier session under this id, deleted before this stream read its own.
+            async with self.database.reading(on_primary=True) as connection:
+                await self._check(connection)
+            return None
+        if notice.kind is not NoticeKind.AMENDED:
+            return SessionChanged(notice.kind, notice.first_seq, notice.last_seq, notice.details)
+        async with self.database.reading(on_primary=True) as connection:
+            row = await MessageRepository(connection, self.tenant_id).get(
+                self.session_id, str(notice.details.get("messageId"))
+            )
+        return MessageAmended(row) if row is not None else None
+
+    async def _check(self, connection: AsyncConnection) -> None:
+        if await SessionRepository(connection, self.tenant_id).created_at(self.session_id) != self.created_at:
+            raise _Deleted
 
 
 async def _events(
-    database: Database, hub: EventHub, subscription: Subscription, start_seq: int, options: StreamOptions
+    hub: EventHub, subscription: Subscription, followed: _Followed, start_seq: int, opening: LiveEvent | None = None
 ) -> AsyncGenerator[LiveEvent]:
-    tenant_id, session_id = subscription.key
     sent_seq = start_seq
     try:
-        async for message in _messages_after(database, tenant_id, session_id, sent_seq, options):
+        if opening is not None:
+            yield opening
+        async for message in followed.messages_after(sent_seq):
             sent_seq = message.seq
             yield MessageAppended(message)
         while True:
             try:
-                await asyncio.wait_for(subscription.wake.wait(), options.heartbeat_seconds)
+                await asyncio.wait_for(subscription.wake.wait(), followed.options.heartbeat_seconds)
             except TimeoutError:
                 yield Idle()
                 continue
@@ -220,43 +296,16 @@ async def _events(
                 return
             announced_seq, changes, resync_reason = subscription.take()
             if resync_reason is not None or announced_seq > sent_seq:
-                async for message in _messages_after(database, tenant_id, session_id, sent_seq, options):
+                async for message in followed.messages_after(sent_seq):
                     sent_seq = message.seq
                     yield MessageAppended(message)
             for change in changes:
-                event = await _change_event(database, tenant_id, session_id, change)
+                event = await followed.change_event(change)
                 if event is not None:
                     yield event
             if resync_reason is not None:
                 yield Resynced(resync_reason)
+    except _Deleted:
+        yield SessionChanged(NoticeKind.DELETED, 0, 0)
     finally:
         hub.unsubscribe(subscription)
-
-
-async def _messages_after(
-    database: Database, tenant_id: str, session_id: str, after_seq: int, options: StreamOptions
-) -> AsyncIterator[MessageRecord]:
-    """Every message after ``after_seq``, a page per short read: no connection is held while the client reads."""
-    while True:
-        async with database.reading(on_primary=True) as connection:
-            rows, has_more = await MessageRepository(connection, tenant_id).page(
-                session_id,
-                limit=options.page_size,
-                after_seq=after_seq,
-                before_seq=None,
-                backwards=False,
-                budget=options.budget,
-            )
-        for row in rows:
-            yield row
-        if not has_more or not rows:
-            return
-        after_seq = rows[-1].seq
-
-
-async def _change_event(database: Database, tenant_id: str, session_id: str, notice: Notice) -> LiveEvent | None:
-    if notice.kind is not NoticeKind.AMENDED:
-        return SessionChanged(notice.kind, notice.first_seq, notice.last_seq, notice.details)
-    async with database.reading(on_primary=True) as connection:
-        row = await MessageRepository(connection, tenant_id).get(session_id, str(notice.details.get("messageId")))
-    return MessageAmended(row) if row is not None else None

@@ -9,6 +9,7 @@ from app.errors import Conflict, NotFound
 from app.services.size_limits import check_row_fields
 from app.settings import Settings
 from app.store.database import Database
+from app.store.events import Notice, NoticeKind, notify
 from app.store.records import SessionRecord
 from app.store.sessions import SessionRepository
 from app.store.storable import refuse_unaddressable
@@ -56,8 +57,10 @@ async def get_session(database: Database, tenant_id: str, session_id: str) -> Se
 
 
 async def delete_session(database: Database, tenant_id: str, session_id: str) -> None:
-    """Deletes the session with its messages and runs."""
+    """Deletes the session with its messages and runs, and tells its followers, whose streams end."""
     async with database.transaction() as connection:
         deleted = await SessionRepository(connection, tenant_id).delete(session_id)
+        if deleted:
+            await notify(connection, Notice(tenant_id, session_id, NoticeKind.DELETED, 0, 0))
     if not deleted:
         raise NotFound(f"session '{session_id}' does not exist")

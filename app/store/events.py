@@ -42,6 +42,8 @@ class NoticeKind(StrEnum):
     """A compaction was recorded: its boundary and summary are messages ``first_seq`` and ``last_seq``."""
     PRUNE = "prune"
     """Old tool results were marked ``compactedAt`` (``details``: how many, and the stamp)."""
+    DELETED = "deleted"
+    """The session was deleted, with its messages."""
 
 
 @dataclass(frozen=True, slots=True)

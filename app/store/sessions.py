@@ -21,6 +21,8 @@ _WITH_LIVE_START_SQL = (
     " FROM sessions WHERE tenant_id = $1 AND id = $2"
 )
 
+_CREATED_AT_SQL = "SELECT created_at FROM sessions WHERE tenant_id = $1 AND id = $2"
+
 
 class SessionRepository:
     def __init__(self, connection: AsyncConnection, tenant_id: str) -> None:
@@ -55,6 +57,12 @@ class SessionRepository:
         statement = select(*SESSION_COLUMNS).where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
         row = (await self._db.execute(statement)).first()
         return unescape_record(SessionRecord._make(row)) if row else None
+
+    async def created_at(self, session_id: str) -> datetime | None:
+        """When the session was created, None without it: what tells it from one deleted and created again
+        under the same id. A hand-written hot read (an event stream makes it before each read)."""
+        created_at: datetime | None = await (await driver(self._db)).fetchval(_CREATED_AT_SQL, self._tenant, session_id)
+        return created_at
 
     async def get_with_live_start(self, session_id: str) -> tuple[SessionRecord, LiveStart | None] | None:
         """The session and where its live history starts as the row keeps it (``MessageRepository.

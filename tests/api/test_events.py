@@ -22,6 +22,7 @@ from app.services.events import (
     MessageAmended,
     MessageAppended,
     Resynced,
+    SessionChanged,
     StreamOptions,
     Subscription,
     follow_session,
@@ -205,6 +206,54 @@ async def test_a_compaction_a_runtime_appends_itself_arrives_as_a_compaction_eve
         "compaction",
         {"sessionId": "live", "boundaryId": "b1", "summaryId": "s1", "boundarySeq": 3, "summarySeq": 4},
     )
+
+
+async def test_deleting_the_session_ends_its_streams_with_a_deleted_event(http: httpx.AsyncClient) -> None:
+    await new_session(http, "doomed")
+    await append(http, "doomed", user("one", id="m1"))
+    async with open_stream(http, "doomed", after=0) as stream:
+        assert [event.id for event in await stream.messages(1)] == ["1"]
+        assert (await http.delete("/sessions/doomed")).status_code == 204
+        deleted = await stream.next()
+        assert (deleted.type, deleted.id, deleted.json()) == ("deleted", None, {"sessionId": "doomed"})
+        assert await stream.ended()
+
+
+async def test_a_stream_never_reads_the_session_created_again_under_its_id(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """The stream's own hub never hears the deletion: the next read finds another session under the id."""
+    await new_session(client, "again")
+    await append(client, "again", *[user(f"old {n}", id=f"old{n}") for n in range(1, 4)])
+    hub = EventHub(max_streams=1, queue_size=3)
+    options = StreamOptions(page_size=50, budget=response_budget(Settings()), heartbeat_seconds=5)
+    events = await follow_session(app.state.database, hub, "default", "again", after_seq=None, options=options)
+
+    assert (await client.delete("/sessions/again")).status_code == 204
+    await new_session(client, "again")
+    await append(client, "again", *[user(f"new {n}", id=f"new{n}") for n in range(1, 6)])
+    hub.deliver(Notice("default", "again", NoticeKind.MESSAGE, 1, 5))
+
+    assert await anext(events) == SessionChanged(NoticeKind.DELETED, 0, 0)
+    with pytest.raises(StopAsyncIteration):
+        await anext(events)
+    assert hub.open_streams == 0
+
+
+async def test_a_resume_point_past_the_last_seq_resyncs_and_sends_the_session_from_its_first_message(
+    http: httpx.AsyncClient,
+) -> None:
+    await new_session(http, "reborn")
+    await append(http, "reborn", *[user(f"old {n}", id=f"old{n}") for n in range(1, 6)])
+    assert (await http.delete("/sessions/reborn")).status_code == 204
+    await new_session(http, "reborn")
+    await append(http, "reborn", user("new 1", id="new1"), user("new 2", id="new2"))
+
+    async with open_stream(http, "reborn", last_event_id=5) as stream:
+        resync = await stream.next()
+        assert resync.type == "resync" and "deleted" in resync.json()["reason"]
+        events = await stream.messages(2)
+    assert [(event.id, event.json()["id"]) for event in events] == [("1", "new1"), ("2", "new2")]
 
 
 async def test_an_idle_stream_sends_heartbeats(served: Any) -> None:
