@@ -7,7 +7,7 @@ request can say whether its payload still starts the same and, when not, why.
 
 from typing import NamedTuple
 
-from sqlalchemy import bindparam, exists, func, select
+from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.dialects.postgresql import Insert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -34,17 +34,23 @@ _GET_SQL = (
 
 
 def _put_statement() -> Insert:
-    """Built once: the row's values as parameters, selected only while the session exists (a session deleted
-    meanwhile keeps nothing: the row would orphan), from a one-row source that turns ``synchronous_commit``
-    off for the statement's own transaction, so the statement needs no transaction block around it."""
+    """Built once: the row's values as parameters, selected only while the session exists, from a one-row
+    source that turns ``synchronous_commit`` off for the statement's own transaction, so the statement needs
+    no transaction block around it.
+
+    The session row is locked ``FOR KEY SHARE`` (the lock the foreign key's own check takes), so a deletion
+    that commits meanwhile is waited for and then leaves nothing to select: the statement keeps nothing, where
+    a check of its snapshot would have passed and the foreign key then refused the row."""
     table = prompt_prefixes
     names = ("tenant_id", "session_id", "params_hash", *PromptPrefixRecord._fields)
     quiet = select(func.set_config("synchronous_commit", "off", True).label("quiet")).subquery("quiet")
-    session_exists = exists().where(
-        sessions.c.tenant_id == bindparam("tenant_id"), sessions.c.id == bindparam("session_id")
+    the_session = and_(sessions.c.tenant_id == bindparam("tenant_id"), sessions.c.id == bindparam("session_id"))
+    row = (
+        select(*(bindparam(name, type_=table.c[name].type) for name in names))
+        .select_from(quiet.join(sessions, the_session))
+        .with_for_update(read=True, key_share=True, of=sessions)
     )
-    row = select(*(bindparam(name, type_=table.c[name].type) for name in names)).select_from(quiet)
-    statement = pg_insert(table).from_select(list(names), row.where(session_exists))
+    statement = pg_insert(table).from_select(list(names), row)
     return statement.on_conflict_do_update(
         index_elements=[table.c.tenant_id, table.c.session_id, table.c.params_hash],
         set_={**{name: statement.excluded[name] for name in PromptPrefixRecord._fields}, "updated_at": func.now()},

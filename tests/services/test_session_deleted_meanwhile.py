@@ -1,0 +1,70 @@
+"""A write that refers to a session whose deletion commits while it runs finds the session gone: ``/chat``'s
+remembered prefix is not kept, never a foreign-key error (a 500).
+
+Each test holds the deletion open in a transaction of its own, starts the write, waits until the write waits
+for the deletion's lock, then commits the deletion."""
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import asyncpg
+import httpx
+from fastapi import FastAPI
+
+from app.api.auth import DEFAULT_TENANT
+from app.store.prompt_prefixes import PromptPrefixRecord, PromptPrefixRepository
+from tests.api.wire import new_session
+from tests.database import plain_dsn
+
+PREFIX = PromptPrefixRecord(
+    units=2, digest="a" * 64, length=100, total_length=150, revision=1, boundary_id=None, pruned=0
+)
+
+
+@asynccontextmanager
+async def deletion_held_open(database_url: str, session_id: str) -> AsyncIterator[Any]:
+    """The session deleted in a transaction left open; ``commit_once_waited_for(write)`` starts ``write``, and
+    commits the deletion once the write waits for its lock."""
+    dsn = plain_dsn(database_url)
+    deleting, watching = await asyncpg.connect(dsn), await asyncpg.connect(dsn)
+    transaction = deleting.transaction()
+    await transaction.start()
+    await deleting.execute("DELETE FROM sessions WHERE tenant_id = $1 AND id = $2", DEFAULT_TENANT, session_id)
+
+    async def commit_once_waited_for(write: Awaitable[Any]) -> Any:
+        running = asyncio.ensure_future(write)
+        blocker = deleting.get_server_pid()
+        for _ in range(500):
+            waiting = await watching.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", blocker
+            )
+            if waiting or running.done():
+                break
+            await asyncio.sleep(0.01)
+        assert not running.done(), "the write did not wait for the deletion"
+        await transaction.commit()
+        return await running
+
+    try:
+        yield commit_once_waited_for
+    finally:
+        await deleting.close()
+        await watching.close()
+
+
+async def test_a_prefix_remembered_while_its_session_is_deleted_is_not_kept(
+    app: FastAPI, client: httpx.AsyncClient, database_url: str
+) -> None:
+    await new_session(client, "s1")
+    database = app.state.database
+
+    async def remember() -> None:
+        async with database.single_write() as connection:
+            await PromptPrefixRepository(connection, DEFAULT_TENANT).put("s1", "p1", PREFIX)
+
+    async with deletion_held_open(database_url, "s1") as commit_once_waited_for:
+        await commit_once_waited_for(remember())
+    async with database.reading() as connection:
+        assert await PromptPrefixRepository(connection, DEFAULT_TENANT).get("s1", "p1") is None
