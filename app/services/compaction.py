@@ -115,7 +115,7 @@ async def compact(
 
 async def _take_lease(database: Database, tenant_id: str, session_id: str) -> str:
     async with database.transaction() as connection:
-        if await SessionRepository(connection, tenant_id).get(session_id) is None:
+        if not await SessionRepository(connection, tenant_id).hold(session_id):
             raise NotFound(f"session '{session_id}' does not exist")
         lease = await CompactionLeaseRepository(connection, tenant_id).take(session_id, LEASE_SECONDS)
     if lease is None:

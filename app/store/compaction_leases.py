@@ -24,7 +24,7 @@ class CompactionLeaseRepository:
 
     async def take(self, session_id: str, lease_seconds: float) -> str | None:
         """The new lease's holder token, or None while another compaction holds a live lease. The session
-        must exist (the row references it)."""
+        must exist and stay so until the transaction ends (the row references it: ``SessionRepository.hold``)."""
         token = uuid.uuid4().hex
         table = compaction_leases
         new_lease = pg_insert(table).values(

@@ -58,6 +58,17 @@ class SessionRepository:
         row = (await self._db.execute(statement)).first()
         return unescape_record(SessionRecord._make(row)) if row else None
 
+    async def hold(self, session_id: str) -> bool:
+        """Whether the session exists, kept so until the transaction ends: its row is locked ``FOR KEY SHARE``,
+        the lock a foreign key's check takes, so a deletion that commits meanwhile is waited for and seen here
+        (the row is then gone), rather than refusing a row written after this that refers to the session."""
+        statement = (
+            select(sessions.c.id)
+            .where(sessions.c.tenant_id == self._tenant, sessions.c.id == session_id)
+            .with_for_update(read=True, key_share=True)
+        )
+        return (await self._db.execute(statement)).first() is not None
+
     async def created_at(self, session_id: str) -> datetime | None:
         """When the session was created, None without it: what tells it from one deleted and created again
         under the same id. A hand-written hot read (an event stream makes it before each read)."""

@@ -1,21 +1,26 @@
-"""A write that refers to a session whose deletion commits while it runs finds the session gone: ``/chat``'s
-remembered prefix is not kept, never a foreign-key error (a 500).
+"""A write that refers to a session whose deletion commits while it runs finds the session gone: a compaction is
+404 and ``/chat``'s remembered prefix is not kept, never a foreign-key error (a 500).
 
 Each test holds the deletion open in a transaction of its own, starts the write, waits until the write waits
 for the deletion's lock, then commits the deletion."""
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
 import httpx
+import pytest
 from fastapi import FastAPI
 
-from app.api.auth import DEFAULT_TENANT
+from app.api.auth import DEFAULT_TENANT, LOCAL_PRINCIPAL
+from app.errors import NotFound
+from app.projections.types import ProjectionContext
+from app.services.compaction import CompactionAsk, compact
 from app.store.prompt_prefixes import PromptPrefixRecord, PromptPrefixRepository
-from tests.api.wire import new_session
+from tests.api.wire import append, assistant, new_session, user
 from tests.database import plain_dsn
 
 PREFIX = PromptPrefixRecord(
@@ -24,7 +29,9 @@ PREFIX = PromptPrefixRecord(
 
 
 @asynccontextmanager
-async def deletion_held_open(database_url: str, session_id: str) -> AsyncIterator[Any]:
+async def deletion_held_open(
+    database_url: str, session_id: str
+) -> AsyncIterator[Callable[[Awaitable[Any]], Awaitable[Any]]]:
     """The session deleted in a transaction left open; ``commit_once_waited_for(write)`` starts ``write``, and
     commits the deletion once the write waits for its lock."""
     dsn = plain_dsn(database_url)
@@ -68,3 +75,19 @@ async def test_a_prefix_remembered_while_its_session_is_deleted_is_not_kept(
         await commit_once_waited_for(remember())
     async with database.reading() as connection:
         assert await PromptPrefixRepository(connection, DEFAULT_TENANT).get("s1", "p1") is None
+
+
+async def test_a_compaction_of_a_session_deleted_as_it_starts_is_not_found(
+    app: FastAPI, client: httpx.AsyncClient, database_url: str
+) -> None:
+    await new_session(client, "s1")
+    await append(client, "s1", user("Read the log", id="u1"), assistant("Read.", id="a1"))
+    state = app.state
+    ask = CompactionAsk("s1", ProjectionContext(), summary="Read the log.", through_message_id="u1")
+    compaction = compact(
+        state.database, state.model_windows, None, state.settings, LOCAL_PRINCIPAL, ask, datetime.now(UTC)
+    )
+
+    async with deletion_held_open(database_url, "s1") as commit_once_waited_for:
+        with pytest.raises(NotFound):
+            await commit_once_waited_for(compaction)
