@@ -45,6 +45,7 @@ from app.errors import (
 from app.projections.types import ProjectionContext
 from app.services.caller import Caller
 from app.services.context_config import tail_policy
+from app.services.heavy_work import content_weight, run_weighed
 from app.services.intake import MessageInput, new_message_id, prepare_batch
 from app.services.snapshots import session_model
 from app.settings import Settings
@@ -144,8 +145,13 @@ async def _compact_under_lease(
     provider, model = session_model(session, ask.ctx.provider, ask.ctx.model)
     ctx = dataclasses.replace(ask.ctx, provider=provider or ask.ctx.provider, model=model or ask.ctx.model)
     window = await windows.resolve(ctx.provider, ctx.model, session_tokens=session.context_window_tokens)
+    # Selecting, projecting for the summarizer and planning walk the whole live history: in a worker thread
+    # once it is large, so the event loop goes on serving other requests.
+    weight = content_weight(message.content for message in history)
     try:
-        selection = select_compaction(
+        selection = await run_weighed(
+            weight,
+            select_compaction,
             history,
             policy=tail_policy(settings),
             window_tokens=window.tokens,
@@ -156,13 +162,14 @@ async def _compact_under_lease(
         source: SummarySource = "caller"
         summarizer_model: str | None = None
         if text is None and summarizer is not None:
+            transcript = await run_weighed(weight, compact_transcript, selection, ctx)
             answer = await summarizer.summarize(
-                compact_transcript(selection, ctx),
-                previous_summary=selection.previous_summary,
-                instructions=ask.instructions,
+                transcript, previous_summary=selection.previous_summary, instructions=ask.instructions
             )
             text, source, summarizer_model = answer.text, "summarizer", summarizer.model
-        plan = build_compaction(
+        plan = await run_weighed(
+            weight,
+            build_compaction,
             selection,
             text or "",
             boundary_id=ask.boundary_id or new_message_id(),

@@ -1,6 +1,7 @@
-"""CPU-heavy steps (preparing a large batch, building or redacting a large view, encoding a large answer) run
-in a worker thread once their weight passes ``OFF_LOOP_WEIGHT``, so the event loop keeps answering every other
-request (``/healthz`` included) meanwhile. Light ones stay inline: a thread hop costs tens of microseconds."""
+"""CPU-heavy steps (preparing a large batch, building or redacting a large view, planning a prune or a
+compaction of a long history, encoding a large answer) run in a worker thread once their weight passes
+``OFF_LOOP_WEIGHT``, so the event loop keeps answering every other request (``/healthz`` included) meanwhile.
+Light ones stay inline: a thread hop costs tens of microseconds."""
 
 from collections.abc import Callable, Iterable
 from typing import Any, ParamSpec, TypeVar

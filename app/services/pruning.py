@@ -9,6 +9,7 @@ from app.context.pruning import PrunePlan, compacted_at_patch, plan_prune
 from app.errors import NotFound
 from app.projections.types import ProjectionContext
 from app.services.context_config import prune_policy
+from app.services.heavy_work import content_weight, run_weighed
 from app.settings import Settings
 from app.store.database import Database
 from app.store.events import Notice, NoticeKind, notify
@@ -52,7 +53,10 @@ async def prune(database: Database, settings: Settings, tenant_id: str, ask: Pru
         if await repository.lock_session(ask.session_id) is None:
             raise NotFound(f"session '{ask.session_id}' does not exist")
         history = await repository.live_history(ask.session_id)
-        plan = plan_prune(history, policy, ask.ctx)
+        # Planning a long history takes a while: in a worker thread once it is large, so the event loop goes
+        # on serving other requests (the session stays locked: the plan is still made on what it marks).
+        weight = content_weight(message.content for message in history)
+        plan = await run_weighed(weight, plan_prune, history, policy, ask.ctx)
         marked: list[str] = []
         if plan.applied and not ask.dry_run:
             stamp = compacted_at_patch(now)["compactedAt"]
