@@ -198,6 +198,26 @@ def test_a_message_appended_through_the_api_arrives_through_the_event_stream(vie
     assert [request["headers"].get("last-event-id") for request in streams] == ["1"]
 
 
+def test_a_session_deleted_while_it_is_followed_stops_the_page_following_it(viewer: str, open_tab: Any) -> None:
+    """Created again under its id, it is another conversation: the page never mixes its messages in."""
+    with httpx.Client(base_url=viewer) as client:
+        assert client.post("/sessions", json={"id": "gone"}).status_code == 201
+        assert (
+            client.post("/sessions/gone/messages", json={"messages": [user("First life", id="g1")]}).status_code == 201
+        )
+        page = open_session(open_tab, viewer, "gone").page
+        expect(page.locator("#live-status")).to_contain_text("following the event stream")
+        assert client.delete("/sessions/gone").status_code == 204
+        expect(page.locator("#live-status")).to_contain_text("This session was deleted")
+        assert client.post("/sessions", json={"id": "gone"}).status_code == 201
+        again = client.post("/sessions/gone/messages", json={"messages": [user("Second life", id="g2")]})
+        assert again.status_code == 201
+    page.wait_for_timeout(2_500)
+    expect(page.locator("#stored-g1")).to_contain_text("First life")
+    expect(page.locator("#stored-g2")).to_have_count(0)
+    expect(page.locator("#live-status")).to_contain_text("This session was deleted")
+
+
 def test_where_the_service_has_no_event_stream_the_page_polls(viewer: str, open_tab: Any) -> None:
     """A service without the stream (played by an OpenAPI document that lists none)."""
 

@@ -4,8 +4,10 @@
 // Where the service has the event stream (GET /sessions/{id}/events: `event: message`, `id:` the seq, data
 // the message as the listing gives it), the page reads it, resuming with Last-Event-ID after a drop; the
 // other events (amended, compaction, prune, resync) and every reconnect, after which changes made meanwhile
-// are not replayed, make the views be read again. Where it has none, or the stream is refused, it polls: one read of the session row per tick, and the messages
-// after its cursor only when lastSeq has grown. The stream is read with fetch, not the browser's
+// are not replayed, make the views be read again. Where it has none, or the stream is refused, it polls: one
+// read of the session row per tick, and the messages after its cursor only when lastSeq has grown. A session
+// deleted while the page is open (`event: deleted`, or the row gone while polling) ends the following: a
+// session created again under its id is another conversation, which the page never mixes in. The stream is read with fetch, not the browser's
 // EventSource, because EventSource cannot send an Authorization header and the key never goes in a URL.
 
 import { api, headers } from "./api.js";
@@ -41,7 +43,8 @@ export async function* messagesAfter(sessionId, cursor) {
 
 /**
  * Follows a session from `lastSeq` (with `cursor`, the listing's cursor at that point, and `updatedAt`, the
- * session row's) for as long as the page is open. `onMode` hears "streaming", "polling" or "offline".
+ * session row's) for as long as the page is open, or until the session is deleted. `onMode` hears
+ * "streaming", "polling", "offline" or, last, "deleted".
  */
 export function follow({ sessionId, lastSeq, cursor, updatedAt, streamAvailable }, { onMessage, onChange, onMode }) {
   const deliver = (message) => {
@@ -50,7 +53,8 @@ export function follow({ sessionId, lastSeq, cursor, updatedAt, streamAvailable 
     onMessage(message);
   };
 
-  /** Reads the stream, reconnecting after a drop; false when the service refuses it or keeps failing. */
+  /** Reads the stream, reconnecting after a drop; "deleted" when the session is, false when the service
+   * refuses the stream or keeps failing. */
   async function stream() {
     let lastEventId = String(lastSeq);
     let failures = 0;
@@ -67,6 +71,7 @@ export function follow({ sessionId, lastSeq, cursor, updatedAt, streamAvailable 
         for await (const event of serverSentEvents(response.body)) {
           if (event.id !== undefined) lastEventId = event.id;
           if (event.type === "message") deliver(JSON.parse(event.data));
+          else if (event.type === "deleted") return "deleted";
           else onChange(event.type);
         }
       } catch {
@@ -96,14 +101,17 @@ export function follow({ sessionId, lastSeq, cursor, updatedAt, streamAvailable 
         }
         updatedAt = session.updatedAt;
         onMode("polling");
-      } catch {
+      } catch (error) {
+        if (error.status === 404) return;
         onMode("offline");
       }
     }
   }
 
   (async () => {
-    if (!streamAvailable || !(await stream())) await poll();
+    const streamed = streamAvailable ? await stream() : false;
+    if (streamed !== "deleted") await poll();
+    onMode("deleted");
   })();
 }
 

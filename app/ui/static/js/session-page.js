@@ -21,6 +21,7 @@ const MODES = {
   streaming: "Live: following the event stream.",
   polling: `Live: checking for new messages every ${POLL_INTERVAL_MS / 1000} seconds.`,
   offline: "Live: the service does not answer; trying again.",
+  deleted: "This session was deleted: the page shows it as it was.",
 };
 let mode = "";
 let arrived = 0;
