@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from app.errors import InvalidInput, ProjectorError
+from app.errors import InvalidInput, NotFound, ProjectorError
 from app.importers.imported import ImportedMessage, ImportedSession, ImportReport
 from app.importers.registry import parse_import
 from app.services.caller import Caller
@@ -180,7 +180,7 @@ async def _store(database: Database, tenant_id: str, settings: Settings, prepare
         repository = MessageRepository(connection, tenant_id)
         last_seq = await repository.lock_session(session.id)
         if last_seq is None:
-            raise ProjectorError(f"session '{session.id}' vanished while it was imported")
+            raise NotFound(f"session '{session.id}' was deleted while it was imported")
         first_seq = last_seq + 1
         compacting = changes_live_start([message.kind for message in prepared.messages])
         live_start = await repository.stored_live_start(session.id) if compacting else None

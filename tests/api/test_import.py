@@ -1,11 +1,13 @@
 """``POST /sessions/import``: each format's file stored as messages, twice without duplicates, a grown file
 adding only what is new, strict mode storing nothing, and the same walls and limits as an append."""
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import asyncpg
 import httpx
 import orjson
 import pytest
@@ -16,6 +18,7 @@ from sqlalchemy import text
 from app.importers.registry import parse_import
 from app.main import create_app
 from tests.conftest import settings_for_tests
+from tests.database import plain_dsn
 from tests.importers import samples
 from tests.importers.claude_code_lines import answer, jsonl, prompt
 from tests.importers.claude_code_lines import text as text_block
@@ -227,3 +230,21 @@ async def test_an_id_the_file_gives_twice_is_stored_once_and_a_different_second_
     assert (repeat["stored"], repeat["alreadyStored"], repeat["changed"]) == (0, 1, [])
     strict = await post_file(client, "ai-sdk", body, sessionId="repeated-ids-strict", strict="true")
     assert strict.status_code == 422 and strict.json()["messageId"] == "q"
+
+
+async def test_a_session_deleted_while_it_is_imported_into_is_404(database_url: str) -> None:
+    async with configured(database_url) as app, http(app) as client:
+        assert (await client.post("/sessions", json={"id": "doomed"})).status_code == 201
+        deleter = await asyncpg.connect(plain_dsn(database_url))
+        transaction = deleter.transaction()
+        await transaction.start()
+        await deleter.execute("SELECT 1 FROM sessions WHERE id = 'doomed' FOR UPDATE")
+        importing = asyncio.create_task(post_file(client, "ai-sdk", samples.ai_sdk(), sessionId="doomed"))
+        await asyncio.sleep(0.3)
+        await deleter.execute("DELETE FROM sessions WHERE id = 'doomed'")
+        await transaction.commit()
+        await deleter.close()
+        response = await importing
+        assert response.status_code == 404, response.text
+        assert "deleted while it was imported" in response.json()["detail"]
+        assert (await client.get("/sessions/doomed")).status_code == 404
