@@ -3,8 +3,9 @@
 ``event: message`` carries each appended message (``id:`` its seq, data the body the message listing gives);
 ``amended`` a message whose metadata changed (the message as it now is); ``compaction`` and ``prune`` what
 they did; ``resync`` that changes may have been missed (the stream fell behind, or the service's notice
-connection was re-established), so metadata shown should be read again. Only message events carry an id, so
-``Last-Event-ID`` (which browsers resend when they reconnect) is always the last seq received.
+connection was re-established), so metadata shown should be read again; ``deleted`` that the session is gone,
+which ends the stream. Only message events carry an id, so ``Last-Event-ID`` (which browsers resend when they
+reconnect) is always the last seq received.
 """
 
 import logging
@@ -50,6 +51,7 @@ STREAM_DESCRIPTION = (
     "`event: amended` (data: the message with its new metadata), `event: compaction` (data: sessionId, "
     "boundaryId, summaryId, boundarySeq, summarySeq), `event: prune` (data: sessionId, count, compactedAt), "
     "`event: resync` (data: sessionId, reason: changes may have been missed; read again what you show), "
+    "`event: deleted` (data: sessionId; the session is gone and the stream ends), "
     "and a `: heartbeat` comment when idle."
 )
 
