@@ -17,7 +17,6 @@ Pure: engine messages, the model view of them, a window and a policy in, a seria
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any, Literal, assert_never
 
@@ -27,6 +26,7 @@ from app.context.window import ContextWindow
 from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.engine.model_ref import ModelRef, model_ref, producer, same_model, target_ref
+from app.engine.timestamps import from_iso
 from app.engine.tokens import PADDING_BY_FAMILY, estimate_tokens
 from app.projections.model import project_model
 from app.projections.tool_output import ResultPolicy, result_for_model
@@ -383,21 +383,10 @@ def _less_pruned_since(messages: Sequence[EngineMessage], anchor: UsageAnchor) -
     saved = 0
     for message in messages:
         if message.seq < anchor.seq and (stamp := message.metadata.get("compactedAt")):
-            pruned_at = _instant(stamp)
+            pruned_at = from_iso(stamp)
             if pruned_at is not None and pruned_at > answered:
                 saved += max(message.token_estimate - pruned_tokens(message), 0)
     return replace(anchor, tokens=max(anchor.tokens - saved, 0)) if saved else anchor
-
-
-def _instant(value: object) -> datetime | None:
-    """An ISO 8601 time as written in metadata; a time without a zone is UTC, anything else is no time."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def pruned_tokens(message: EngineMessage) -> int:

@@ -27,6 +27,7 @@ from typing import Any
 
 from app.engine.kinds import Kind, Role
 from app.engine.persisted import Content
+from app.engine.timestamps import from_iso
 from app.importers import anthropic_blocks
 from app.importers.claude_code_path import Entry, conversation_paths
 from app.importers.display_details import kept_details
@@ -42,7 +43,6 @@ from app.importers.imported import (
 from app.importers.options import ImportOptions
 from app.importers.pairing import unpaired
 from app.importers.reading import Record, read_records, report_of
-from app.importers.timestamps import from_iso
 from app.importers.unexpected import reading_line
 from app.importers.untyped import as_list, as_object
 

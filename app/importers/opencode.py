@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.engine.kinds import Kind
+from app.engine.timestamps import from_epoch_ms, iso_from_epoch_ms
 from app.importers.imported import (
     ImportedMessage,
     ImportedSession,
@@ -36,7 +37,6 @@ from app.importers.imported import (
 from app.importers.options import ImportOptions
 from app.importers.pairing import unpaired
 from app.importers.reading import read_json_document
-from app.importers.timestamps import from_epoch_ms, iso_from_epoch_ms
 from app.importers.unexpected import reading_line
 from app.importers.untyped import as_list, as_object
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from app.engine.kinds import Kind, Role
 from app.engine.persisted import Content
+from app.engine.timestamps import from_epoch_ms, from_iso
 from app.importers.display_details import kept_details
 from app.importers.imported import (
     Branch,
@@ -39,7 +40,6 @@ from app.importers.imported import (
 from app.importers.options import ImportOptions
 from app.importers.pairing import unpaired
 from app.importers.reading import Record, read_json_lines, report_of
-from app.importers.timestamps import from_epoch_ms, from_iso
 from app.importers.unexpected import reading_line
 from app.importers.untyped import as_object
 

@@ -1,7 +1,8 @@
-"""When a source says a record happened: ISO 8601 strings (Claude Code, pi) or epoch milliseconds (opencode).
+"""When a record says something happened: ISO 8601 strings (Claude Code, pi, metadata such as ``compactedAt``)
+or epoch milliseconds (opencode).
 
-A missing or unreadable time is ``None`` (the service then uses the time of the append), never an error:
-the time is a fact about the message, not what identifies it.
+A missing or unreadable time is ``None`` (an import then uses the time of the append; a rule that compares
+times leaves the record out), never an error: the time is a fact about the message, not what identifies it.
 """
 
 from datetime import UTC, datetime
