@@ -8,13 +8,10 @@ from typing import Any
 
 import httpx
 import pytest
-from asgi_lifespan import LifespanManager
-from fastapi import FastAPI
 
-from app.main import create_app
 from app.services import compaction, pruning
+from tests.api.test_context import service
 from tests.api.wire import append, assistant, new_session, tool_call, tool_result, user
-from tests.conftest import settings_for_tests
 from tests.context.fake_model_server import CHAT_PATH, FakeModelServer, Reply, chat_completion
 
 LONG_TURNS = 200
@@ -57,17 +54,8 @@ def summarizer() -> Iterator[FakeModelServer]:
 
 @pytest.fixture
 async def served(database_url: str, summarizer: FakeModelServer) -> AsyncIterator[httpx.AsyncClient]:
-    settings = settings_for_tests(summarizer_base_url=summarizer.base_url, summarizer_model="summarizer")
-    application: FastAPI = create_app(settings, database_url=database_url)
-    async with (
-        LifespanManager(application),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=application), base_url="http://test") as client,
-    ):
-        try:
-            yield client
-        finally:
-            for session_id in ("long", "short"):
-                await client.delete(f"/sessions/{session_id}")
+    async with service(database_url, summarizer_base_url=summarizer.base_url, summarizer_model="summarizer") as client:
+        yield client
 
 
 async def test_a_long_prune_is_planned_in_a_worker_thread_and_a_short_one_on_the_loop(
