@@ -9,9 +9,9 @@ first from the view and are turned around here).
 from collections.abc import AsyncIterator
 
 from fastapi import Request, Response
-from fastapi.responses import StreamingResponse
 
 from app.api.paging import Walk
+from app.api.streaming import ClosingStreamingResponse
 from app.projections.markdown import continuation_note, markdown_blocks, title_block
 from app.projections.types import Projection
 from app.services.projections import SessionView
@@ -31,7 +31,7 @@ def markdown_response(
     title = title_block(answer.session.title) if walk.given_cursor is None else []
     blocks = [*title, *walk_blocks(answer.projection, walk)]
     if rest is not None:
-        return StreamingResponse(_chunks(blocks, rest, walk), media_type=MEDIA_TYPE, headers=headers)
+        return ClosingStreamingResponse(_chunks(blocks, rest, walk), media_type=MEDIA_TYPE, headers=headers)
     if answer.has_more:
         following = request.url.remove_query_params(["after", "before"]).include_query_params(
             **{"before" if walk.backwards else "after": walk.next_cursor(answer.seqs) or ""}

@@ -9,9 +9,10 @@ responses holding such a message pay for it."""
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from app import lossless_json
+from app.api.streaming import ClosingStreamingResponse
 from app.services.heavy_work import OFF_LOOP_WEIGHT
 
 
@@ -42,7 +43,7 @@ STREAM_PIECE_BYTES = 1024 * 1024
 
 def streamed_json(
     before: Mapping[str, Any], key: str, items: Sequence[Any], after: Mapping[str, Any], *, headers: Mapping[str, str]
-) -> StreamingResponse:
+) -> ClosingStreamingResponse:
     """The object ``{**before, key: items, **after}``, its items encoded a run at a time as the client reads
     (Starlette runs each step of a plain iterator in a worker thread). A run is encoded as one array, with its
     brackets cut off: one item first, then each run twice the last, at most what makes about a piece at the
@@ -70,7 +71,7 @@ def streamed_json(
         piece.append(b"]," + closing if after else b"]" + closing)
         yield b"".join(piece)
 
-    return StreamingResponse(pieces(), media_type="application/json", headers=dict(headers))
+    return ClosingStreamingResponse(pieces(), media_type="application/json", headers=dict(headers))
 
 
 def json_answer(

@@ -17,13 +17,13 @@ from fastapi import APIRouter, Header, Query, Request
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.background import BackgroundTask
-from starlette.responses import StreamingResponse
 
 from app import lossless_json
 from app.api.bodies import message_body
 from app.api.cursors import read_message_cursor
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.schemas import PathId
+from app.api.streaming import ClosingStreamingResponse
 from app.errors import BadRequest
 from app.services.events import (
     Idle,
@@ -58,7 +58,7 @@ STREAM_DESCRIPTION = (
 
 @router.get(
     "/sessions/{session_id}/events",
-    response_class=StreamingResponse,
+    response_class=ClosingStreamingResponse,
     responses={
         200: {"description": STREAM_DESCRIPTION, "content": {"text/event-stream": {"schema": {"type": "string"}}}}
     },
@@ -73,13 +73,13 @@ async def follow(
         str | None, Query(description="Start after this seq, or after a message listing cursor; default: now.")
     ] = None,
     last_event_id: Annotated[str | None, Header(description="The last seq received; wins over `after`.")] = None,
-) -> StreamingResponse:
+) -> ClosingStreamingResponse:
     """The session's changes as they commit, from any process; reconnect with ``Last-Event-ID`` to resume."""
     options = StreamOptions(settings.default_page_size, response_budget(settings), settings.events_heartbeat_seconds)
     hub = request.app.state.events
     after_seq = resume_seq(session_id, last_event_id, after)
     events = await follow_session(database, hub, principal.tenant_id, session_id, after_seq=after_seq, options=options)
-    return StreamingResponse(
+    return ClosingStreamingResponse(
         server_sent(events, session_id),
         media_type="text/event-stream",
         headers=STREAM_HEADERS,

@@ -1,0 +1,192 @@
+"""A streamed answer lets go of everything it holds once the stream ends, freed by reference counting rather
+than by the cycle collector (which the service runs rarely): it closes its body's generators however the
+stream ends, a client leaving ends the stream without leaving its frames behind, and what those frames held
+goes even when code under the stream keeps the exception that ended it."""
+
+import asyncio
+import gc
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+import pytest
+from starlette.requests import ClientDisconnect
+from starlette.responses import StreamingResponse
+from starlette.types import Message
+
+from app.api.streaming import ClosingStreamingResponse
+
+PIECES = 5
+
+
+class Body:
+    """A body of ``PIECES`` pieces that notes whether it was closed."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def plain(self) -> Iterator[bytes]:
+        try:
+            for index in range(PIECES):
+                yield f"piece {index};".encode()
+        finally:
+            self.closed = True
+
+    async def asynchronous(self) -> AsyncIterator[bytes]:
+        try:
+            for index in range(PIECES):
+                yield f"piece {index};".encode()
+        finally:
+            self.closed = True
+
+
+class Page:
+    """What a body holds while it streams: a page of messages, say."""
+
+
+Ending = Callable[[ClosingStreamingResponse], Awaitable[None]]
+
+
+def scope(spec_version: str) -> dict[str, object]:
+    return {"type": "http", "asgi": {"version": "3.0", "spec_version": spec_version}, "method": "GET", "path": "/"}
+
+
+async def read_to_the_end(response: ClosingStreamingResponse) -> None:
+    async def receive() -> Message:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def send(message: Message) -> None:
+        pass
+
+    await response(scope("2.3"), receive, send)
+
+
+async def left_after_the_first_piece(response: ClosingStreamingResponse) -> None:
+    """As uvicorn reports it: an ``http.disconnect`` received, while the send of the piece waits."""
+    left = asyncio.Event()
+
+    async def receive() -> Message:
+        await left.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            left.set()
+            await asyncio.Event().wait()
+
+    await response(scope("2.3"), receive, send)
+
+
+async def a_send_failed(response: ClosingStreamingResponse) -> None:
+    """As a server of ASGI 2.4 reports a client that left."""
+
+    async def receive() -> Message:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            raise OSError("the client left")
+
+    with pytest.raises(ClientDisconnect):
+        await response(scope("2.4"), receive, send)
+
+
+async def cancelled_from_outside(response: ClosingStreamingResponse) -> None:
+    sending = asyncio.Event()
+
+    async def receive() -> Message:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            sending.set()
+            await asyncio.Event().wait()
+
+    streaming = asyncio.ensure_future(response(scope("2.3"), receive, send))
+    await sending.wait()
+    streaming.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await streaming
+
+
+async def left_while_the_next_piece_was_made(response: ClosingStreamingResponse) -> None:
+    """The client reads the first piece and leaves while the body makes the next."""
+    left = asyncio.Event()
+
+    async def receive() -> Message:
+        await left.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            left.set()
+
+    await response(scope("2.3"), receive, send)
+
+
+ENDINGS: dict[str, Ending] = {
+    "read to the end": read_to_the_end,
+    "left by its client": left_after_the_first_piece,
+    "left while the next piece was made": left_while_the_next_piece_was_made,
+    "cut by a failed send": a_send_failed,
+    "cancelled from outside": cancelled_from_outside,
+}
+
+
+@pytest.mark.parametrize("ending", ENDINGS.values(), ids=ENDINGS.keys())
+@pytest.mark.parametrize("kind", ["plain", "asynchronous"])
+async def test_the_body_is_closed_however_the_stream_ends(ending: Ending, kind: str) -> None:
+    body = Body()
+    response = ClosingStreamingResponse(getattr(body, kind)(), media_type="text/plain")
+    await asyncio.wait_for(ending(response), timeout=10)
+    assert body.closed
+
+
+@contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """What the block leaves behind is freed by reference counting or not at all (until the next collection,
+    which a busy service may not run for a long time)."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+STREAM_FRAMES = {StreamingResponse.stream_response.__code__, ClosingStreamingResponse.stream_response.__code__}
+
+
+async def test_a_stream_its_client_left_leaves_none_of_its_frames_behind() -> None:
+    with no_cycle_collection():
+        await asyncio.wait_for(left_after_the_first_piece(ClosingStreamingResponse(Body().asynchronous())), 10)
+        alive = [frame for frame in gc.get_objects() if isinstance(frame, FrameType) and frame.f_code in STREAM_FRAMES]
+    assert alive == []
+
+
+async def test_what_the_body_held_goes_even_when_code_under_the_stream_keeps_the_exception_that_ended_it() -> None:
+    pages: list[weakref.ref[Page]] = []
+
+    async def body_keeping_its_ending() -> AsyncIterator[bytes]:
+        """Keeps the exception that ends it in a reference cycle, as SQLAlchemy's pool keeps the exception
+        of a connection attempt cut short: the exception's traceback holds this frame, which holds it."""
+        page = Page()
+        pages.append(weakref.ref(page))
+        kept: list[BaseException] = []
+        yield b"the first piece"
+        try:
+            await asyncio.Event().wait()  # reading the next page
+        except BaseException as ending:
+            kept.append(ending)
+            raise
+        yield repr(page).encode()
+
+    with no_cycle_collection():
+        await asyncio.wait_for(
+            left_while_the_next_piece_was_made(ClosingStreamingResponse(body_keeping_its_ending())), 10
+        )
+        assert pages[0]() is None
