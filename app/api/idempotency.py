@@ -41,7 +41,7 @@ from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.auth import PRINCIPAL_SCOPE_KEY, ROLE_RANK, AccessRole, Principal
-from app.api.problems import problem
+from app.api.problems import http_problem, problem
 from app.api.responses import ProblemResponse
 from app.errors import (
     BadRequest,
@@ -50,7 +50,6 @@ from app.errors import (
     InvalidInput,
     ProjectorError,
     ServiceUnavailable,
-    TooLarge,
     TooManyRequests,
 )
 from app.store.database import Database
@@ -187,8 +186,10 @@ class Idempotency:
             return
         try:
             body = await _read_body(receive)
-        except HTTPException as error:
-            await self._answer(TooLarge(str(error.detail), field="body"), scope, receive, send)
+        except HTTPException as refused:
+            # The body limit's refusal, answered as without a key: 413 too large, or 408 for a body that
+            # stopped arriving, which the client may send again.
+            await _uncached(http_problem(refused, Request(scope)))(scope, receive, send)
             return
         except ClientDisconnected:
             # Nothing to answer and nothing to run: a retry sends the whole body again.
@@ -398,7 +399,10 @@ class Idempotency:
 
 
 def _rendered(error: ProjectorError, scope: Scope) -> ProblemResponse:
-    response = problem(error, Request(scope))
+    return _uncached(problem(error, Request(scope)))
+
+
+def _uncached(response: ProblemResponse) -> ProblemResponse:
     response.headers["Cache-Control"] = "no-store"
     return response
 

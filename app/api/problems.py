@@ -49,6 +49,19 @@ def problem(error: ProjectorError, request: Request) -> ProblemResponse:
     return ProblemResponse(body, status_code=error.status, headers=headers)
 
 
+def http_problem(exc: HTTPException, request: Request) -> ProblemResponse:
+    """The framework's refusals (an unknown path, a method the path lacks) and the body limit's (413, and 408
+    for a body that stopped arriving), keeping the status they carry."""
+    body = {
+        "type": PROBLEM_BASE + HTTP_SLUGS.get(exc.status_code, "http-error"),
+        "title": HTTPStatus(exc.status_code).phrase,
+        "status": exc.status_code,
+        "detail": str(exc.detail),
+        "instance": request.url.path,
+    }
+    return ProblemResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
 def field_path(loc: tuple[Any, ...], body: Any) -> str:
     """Turns pydantic's location into ``messages[0].content[2].text``, walking the input itself so that
     union labels and discriminator tags in the location (``user``, ``list[...]``) are left out."""
@@ -136,17 +149,10 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def on_http_error(request: Request, exc: HTTPException) -> ProblemResponse:
-        headers = exc.headers
+        response = http_problem(exc, request)
         if exc.status_code == 405:
-            headers = {**(headers or {}), **allowed_methods(request)}
-        body = {
-            "type": PROBLEM_BASE + HTTP_SLUGS.get(exc.status_code, "http-error"),
-            "title": HTTPStatus(exc.status_code).phrase,
-            "status": exc.status_code,
-            "detail": str(exc.detail),
-            "instance": request.url.path,
-        }
-        return ProblemResponse(body, status_code=exc.status_code, headers=headers)
+            response.headers.update(allowed_methods(request))
+        return response
 
     @app.exception_handler(DBAPIError)
     async def on_database_error(request: Request, exc: DBAPIError) -> ProblemResponse:
