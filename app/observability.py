@@ -11,6 +11,9 @@ from prometheus_client import Counter, Gauge, Histogram
 
 request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
 
+CLIENT_CLOSED_REQUEST = 499
+"""The status logged and counted for a request whose client left before any answer started (nginx's "client
+closed request"): the service did not fail, so no 5xx alert fires for clients going away."""
 REQUESTS = Counter("projector_http_requests_total", "HTTP requests answered", ["method", "route", "status"])
 LATENCY = Histogram(
     "projector_http_request_duration_seconds",

@@ -1,11 +1,13 @@
 """Pure ASGI middleware (no ``BaseHTTPMiddleware``: it buffers bodies and breaks streaming).
 
 ``RequestLogging`` gives every request an id (``X-Request-ID``, taken from the caller when it sends one),
-logs one line per request and records metrics. ``HeaderLimit`` answers 431 problem+json to a request whose
-headers are too many or too large in total, before anything else reads them. ``BodyLimit`` answers 413
-problem+json once a body grows past the limit, counting the bytes actually received rather than trusting
-``Content-Length``, and 408 once no part of an unfinished body has arrived for ``idle_seconds``: a client
-that sends its headers and stalls would otherwise hold its connection open for good.
+logs one line per request and records metrics; a request whose client left before any answer started
+(part-way through its upload, say) counts as 499, whatever was then answered to nobody. ``HeaderLimit``
+answers 431 problem+json to a request whose headers are too many or too large in total, before anything else
+reads them. ``BodyLimit`` answers 413 problem+json once a body grows past the limit, counting the bytes
+actually received rather than trusting ``Content-Length``, and 408 once no part of an unfinished body has
+arrived for ``idle_seconds``: a client that sends its headers and stalls would otherwise hold its connection
+open for good.
 """
 
 import logging
@@ -21,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.problems import problem
 from app.errors import PROBLEM_BASE, RequestHeadersTooLarge
-from app.observability import LATENCY, REQUESTS, request_id
+from app.observability import CLIENT_CLOSED_REQUEST, LATENCY, REQUESTS, request_id
 
 log = logging.getLogger("projector.access")
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -39,7 +41,15 @@ class RequestLogging:
         current = given if given and _SAFE_REQUEST_ID.match(given) else uuid.uuid4().hex
         token = request_id.set(current)
         started = time.perf_counter()
-        status = 500
+        status: int | None = None
+        left_unanswered = False
+
+        async def receive_noting_departure() -> Message:
+            nonlocal left_unanswered
+            message = await receive()
+            if message["type"] == "http.disconnect" and status is None:
+                left_unanswered = True
+            return message
 
         async def send_with_id(message: Message) -> None:
             nonlocal status
@@ -49,8 +59,12 @@ class RequestLogging:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_id)
+            await self.app(scope, receive_noting_departure, send_with_id)
         finally:
+            if left_unanswered:
+                status = CLIENT_CLOSED_REQUEST
+            elif status is None:
+                status = 500  # nothing answered: the application failed past every handler
             elapsed = time.perf_counter() - started
             route = getattr(scope.get("route"), "path", "unmatched")
             REQUESTS.labels(scope["method"], route, str(status)).inc()

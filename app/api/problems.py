@@ -1,5 +1,6 @@
 """Renders every error as RFC 9457 problem+json, including validation errors (naming the field) and a
-database that is down (503, quickly, instead of a hang or a bare 500)."""
+database that is down (503, quickly, instead of a hang or a bare 500). A client that left before its body
+arrived is no error: it gets an empty 499 that nobody reads, and nothing is logged as failing."""
 
 import logging
 from http import HTTPStatus
@@ -11,10 +12,13 @@ from fastapi.exceptions import RequestValidationError
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
+from starlette.responses import Response
 from starlette.routing import compile_path
 
 from app.api.responses import ProblemResponse
 from app.errors import PROBLEM_BASE, InvalidInput, ProjectorError, ServiceUnavailable
+from app.observability import CLIENT_CLOSED_REQUEST
 
 log = logging.getLogger("projector.errors")
 
@@ -153,6 +157,12 @@ def install_problem_handlers(app: FastAPI) -> None:
         if exc.status_code == 405:
             response.headers.update(allowed_methods(request))
         return response
+
+    @app.exception_handler(ClientDisconnect)
+    async def on_client_gone(request: Request, exc: ClientDisconnect) -> Response:
+        """The client left before its body arrived whole: nothing ran and nobody is there to read an answer.
+        Not an error of the service (``RequestLogging`` counts it as 499)."""
+        return Response(status_code=CLIENT_CLOSED_REQUEST)
 
     @app.exception_handler(DBAPIError)
     async def on_database_error(request: Request, exc: DBAPIError) -> ProblemResponse:

@@ -1,23 +1,30 @@
-"""A client that hangs up part-way through a large streamed answer takes the answer's memory with it: the page
-it asked for is freed by reference counting as the stream ends, without waiting for the cycle collector, which
-the service runs rarely."""
+"""Clients that go away part-way. One that hangs up on a large streamed answer takes the answer's memory with
+it: the page it asked for is freed by reference counting as the stream ends, without waiting for the cycle
+collector, which the service runs rarely. One that leaves part-way through its upload is counted and logged as
+499 (client closed request), not as a failure of the service, and nothing of its request is stored."""
 
 import asyncio
+import logging
 import tracemalloc
+from typing import Any
 
 import httpx
+import orjson
 import pytest
 from fastapi import FastAPI
+from prometheus_client import REGISTRY
 from starlette.types import Message
 
+from app.observability import CLIENT_CLOSED_REQUEST
 from tests.api.test_streaming import no_cycle_collection
-from tests.api.wire import append, new_session, user
+from tests.api.wire import append, new_session, stored_count, user
 
 MESSAGE_CHARACTERS = 6_000_000
 READ_BEFORE_LEAVING = 256 * 1024
 LEFT_BEHIND_AT_MOST = MESSAGE_CHARACTERS // 2
 """Bytes allocated during the request that may stay: less than one of the page's messages."""
 SETTLING_SECONDS = 2.0
+UPLOAD_HEADERS = {"without a key": [], "with an Idempotency-Key": [(b"idempotency-key", b"left-part-way")]}
 STREAMED_ANSWERS = {
     "a page of messages": "/sessions/s1/messages?limit=2",
     "a page of a view": "/sessions/s1/projection?view=transcript&limit=2",
@@ -50,21 +57,6 @@ async def read_part_way_and_leave(app: FastAPI, path: str, *, stop_reading: bool
     hangs up, having stopped reading (the send of the next piece waits until the connection is lost) or while
     still reading. As uvicorn does, the hang-up answers ``receive`` with ``http.disconnect`` and lets every
     send return without writing. The bytes read."""
-    target, _, query = path.partition("?")
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": target,
-        "raw_path": target.encode(),
-        "query_string": query.encode(),
-        "root_path": "",
-        "headers": [(b"host", b"test")],
-        "client": ("127.0.0.1", 50000),
-        "server": ("test", 80),
-    }
     asked, hung_up = False, asyncio.Event()
     read = 0
 
@@ -90,8 +82,27 @@ async def read_part_way_and_leave(app: FastAPI, path: str, *, stop_reading: bool
                 return
             read += len(message.get("body", b""))
 
-    await asyncio.wait_for(app(scope, receive, send), timeout=60)
+    await asyncio.wait_for(app(served("GET", path), receive, send), timeout=60)
     return read
+
+
+def served(method: str, path: str, headers: list[tuple[bytes, bytes]] | None = None) -> dict[str, Any]:
+    """The scope of a request as uvicorn hands it over."""
+    target, _, query = path.partition("?")
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": target,
+        "raw_path": target.encode(),
+        "query_string": query.encode(),
+        "root_path": "",
+        "headers": [(b"host", b"test"), (b"content-type", b"application/json"), *(headers or [])],
+        "client": ("127.0.0.1", 50000),
+        "server": ("test", 80),
+    }
 
 
 @pytest.mark.parametrize("stop_reading", [True, False], ids=["stopped reading", "still reading"])
@@ -110,3 +121,46 @@ async def test_a_client_that_hangs_up_part_way_leaves_none_of_the_answer_behind(
         tracemalloc.stop()
     assert read >= READ_BEFORE_LEAVING
     assert left_behind <= LEFT_BEHIND_AT_MOST, f"{left_behind:,} bytes of a {2 * MESSAGE_CHARACTERS:,}-byte page"
+
+
+async def upload_half_and_leave(app: FastAPI, path: str, headers: list[tuple[bytes, bytes]]) -> None:
+    body = orjson.dumps({"messages": [user("words " * 1000, id="m1")]})
+    arriving: list[Message] = [
+        {"type": "http.disconnect"},
+        {"type": "http.request", "body": body[: len(body) // 2], "more_body": True},
+    ]
+
+    async def receive() -> Message:
+        return arriving.pop() if arriving else {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        pass
+
+    await asyncio.wait_for(app(served("POST", path, headers), receive, send), timeout=10)
+
+
+@pytest.mark.parametrize("headers", UPLOAD_HEADERS.values(), ids=UPLOAD_HEADERS.keys())
+async def test_a_client_that_leaves_part_way_through_its_upload_counts_as_499_and_logs_no_error(
+    app: FastAPI, client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture, headers: list[tuple[bytes, bytes]]
+) -> None:
+    await new_session(client)
+    counted_before = requests_counted(CLIENT_CLOSED_REQUEST)
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        await upload_half_and_leave(app, "/sessions/s1/messages", headers)
+    assert requests_counted(CLIENT_CLOSED_REQUEST) == counted_before + 1
+    assert [getattr(record, "status", None) for record in caplog.records if record.name == "projector.access"] == [499]
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []
+    assert await stored_count(client, "s1") == 0
+
+
+def requests_counted(status: int) -> float:
+    """``projector_http_requests_total`` with this status, over every method and route (a request answered
+    before routing, as with an ``Idempotency-Key``, has none)."""
+    return sum(
+        sample.value
+        for metric in REGISTRY.collect()
+        if metric.name == "projector_http_requests"
+        for sample in metric.samples
+        if sample.name.endswith("_total") and sample.labels["status"] == str(status)
+    )
