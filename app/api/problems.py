@@ -176,7 +176,10 @@ def install_problem_handlers(app: FastAPI) -> None:
         return problem(database_problem(getattr(exc, "sqlstate", None), connection_lost=lost), request)
 
     @app.exception_handler(asyncpg.InterfaceError)
-    async def on_driver_interface_error(request: Request, exc: asyncpg.InterfaceError) -> ProblemResponse:
+    @app.exception_handler(asyncpg.exceptions.InternalClientError)
+    async def on_driver_interface_error(request: Request, exc: Exception) -> ProblemResponse:
+        """The driver lost its connection, or was left by a server going away mid-statement in a state it
+        cannot leave ("cannot switch to state 12"): the database, not the request, is what failed."""
         return problem(ServiceUnavailable("The database connection was lost; retry shortly."), request)
 
     @app.exception_handler(PoolTimeout)
