@@ -256,6 +256,8 @@ class _Followed:
             if not has_more or not rows:
                 return
             after_seq = rows[-1].seq
+            # Let the page go before the next is read: a stream catching up holds one page, not two.
+            del rows, row
 
     async def change_event(self, notice: Notice) -> LiveEvent | None:
         if notice.kind is NoticeKind.DELETED:
