@@ -30,11 +30,11 @@ PREFIX = PromptPrefixRecord(
 
 @asynccontextmanager
 async def deletion_held_open(
-    database_url: str, session_id: str
+    direct_database_url: str, session_id: str
 ) -> AsyncIterator[Callable[[Awaitable[Any]], Awaitable[Any]]]:
     """The session deleted in a transaction left open; ``commit_once_waited_for(write)`` starts ``write``, and
     commits the deletion once the write waits for its lock."""
-    dsn = plain_dsn(database_url)
+    dsn = plain_dsn(direct_database_url)  # a pooler in transaction mode would lose the watcher's statements
     deleting, watching = await asyncpg.connect(dsn), await asyncpg.connect(dsn)
     transaction = deleting.transaction()
     await transaction.start()
@@ -62,7 +62,7 @@ async def deletion_held_open(
 
 
 async def test_a_prefix_remembered_while_its_session_is_deleted_is_not_kept(
-    app: FastAPI, client: httpx.AsyncClient, database_url: str
+    app: FastAPI, client: httpx.AsyncClient, direct_database_url: str
 ) -> None:
     await new_session(client, "s1")
     database = app.state.database
@@ -71,14 +71,14 @@ async def test_a_prefix_remembered_while_its_session_is_deleted_is_not_kept(
         async with database.single_write() as connection:
             await PromptPrefixRepository(connection, DEFAULT_TENANT).put("s1", "p1", PREFIX)
 
-    async with deletion_held_open(database_url, "s1") as commit_once_waited_for:
+    async with deletion_held_open(direct_database_url, "s1") as commit_once_waited_for:
         await commit_once_waited_for(remember())
     async with database.reading() as connection:
         assert await PromptPrefixRepository(connection, DEFAULT_TENANT).get("s1", "p1") is None
 
 
 async def test_a_compaction_of_a_session_deleted_as_it_starts_is_not_found(
-    app: FastAPI, client: httpx.AsyncClient, database_url: str
+    app: FastAPI, client: httpx.AsyncClient, direct_database_url: str
 ) -> None:
     await new_session(client, "s1")
     await append(client, "s1", user("Read the log", id="u1"), assistant("Read.", id="a1"))
@@ -88,6 +88,6 @@ async def test_a_compaction_of_a_session_deleted_as_it_starts_is_not_found(
         state.database, state.model_windows, None, state.settings, LOCAL_PRINCIPAL, ask, datetime.now(UTC)
     )
 
-    async with deletion_held_open(database_url, "s1") as commit_once_waited_for:
+    async with deletion_held_open(direct_database_url, "s1") as commit_once_waited_for:
         with pytest.raises(NotFound):
             await commit_once_waited_for(compaction)
