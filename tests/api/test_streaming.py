@@ -52,19 +52,22 @@ def scope(spec_version: str) -> dict[str, object]:
     return {"type": "http", "asgi": {"version": "3.0", "spec_version": spec_version}, "method": "GET", "path": "/"}
 
 
-async def read_to_the_end(response: ClosingStreamingResponse) -> None:
-    async def receive() -> Message:
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
+async def never_receives() -> Message:
+    """A client that sends nothing more and never leaves."""
+    await asyncio.Event().wait()
+    raise AssertionError("unreachable")
 
+
+async def read_to_the_end(response: ClosingStreamingResponse) -> None:
     async def send(message: Message) -> None:
         pass
 
-    await response(scope("2.3"), receive, send)
+    await response(scope("2.3"), never_receives, send)
 
 
-async def left_after_the_first_piece(response: ClosingStreamingResponse) -> None:
-    """As uvicorn reports it: an ``http.disconnect`` received, while the send of the piece waits."""
+async def leaving_after_the_first_piece(response: ClosingStreamingResponse, *, while_it_is_sent: bool) -> None:
+    """As uvicorn reports it: an ``http.disconnect`` received once the first piece is sent, while that send
+    still waits (``while_it_is_sent``) or while the body makes the next piece."""
     left = asyncio.Event()
 
     async def receive() -> Message:
@@ -74,58 +77,44 @@ async def left_after_the_first_piece(response: ClosingStreamingResponse) -> None
     async def send(message: Message) -> None:
         if message["type"] == "http.response.body":
             left.set()
-            await asyncio.Event().wait()
+            if while_it_is_sent:
+                await asyncio.Event().wait()
 
     await response(scope("2.3"), receive, send)
 
 
+async def left_after_the_first_piece(response: ClosingStreamingResponse) -> None:
+    await leaving_after_the_first_piece(response, while_it_is_sent=True)
+
+
+async def left_while_the_next_piece_was_made(response: ClosingStreamingResponse) -> None:
+    await leaving_after_the_first_piece(response, while_it_is_sent=False)
+
+
 async def a_send_failed(response: ClosingStreamingResponse) -> None:
     """As a server of ASGI 2.4 reports a client that left."""
-
-    async def receive() -> Message:
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
 
     async def send(message: Message) -> None:
         if message["type"] == "http.response.body":
             raise OSError("the client left")
 
     with pytest.raises(ClientDisconnect):
-        await response(scope("2.4"), receive, send)
+        await response(scope("2.4"), never_receives, send)
 
 
 async def cancelled_from_outside(response: ClosingStreamingResponse) -> None:
     sending = asyncio.Event()
-
-    async def receive() -> Message:
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
 
     async def send(message: Message) -> None:
         if message["type"] == "http.response.body":
             sending.set()
             await asyncio.Event().wait()
 
-    streaming = asyncio.ensure_future(response(scope("2.3"), receive, send))
+    streaming = asyncio.ensure_future(response(scope("2.3"), never_receives, send))
     await sending.wait()
     streaming.cancel()
     with pytest.raises(asyncio.CancelledError):
         await streaming
-
-
-async def left_while_the_next_piece_was_made(response: ClosingStreamingResponse) -> None:
-    """The client reads the first piece and leaves while the body makes the next."""
-    left = asyncio.Event()
-
-    async def receive() -> Message:
-        await left.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: Message) -> None:
-        if message["type"] == "http.response.body":
-            left.set()
-
-    await response(scope("2.3"), receive, send)
 
 
 ENDINGS: dict[str, Ending] = {
