@@ -172,7 +172,7 @@ def equivalents(provider: str, built: ChatRequest, previous: ChatRequest | None,
 def marked_tokens(built: ChatRequest) -> int:
     """The tokens up to the request's last history breakpoint (0 with none): what it asks Anthropic to cache."""
     units = history_units("anthropic", built.payload)
-    last = max((n for n, unit in enumerate(units) if '"cache_control"' in orjson.dumps(unit).decode()), default=-1)
+    last = max((n for n, unit in enumerate(units) if marked(unit)), default=-1)
     if last < 0:
         return 0
     head = [built.payload.get("tools"), built.payload.get("system")]
@@ -187,10 +187,13 @@ def repeated_through_mark(previous: ChatRequest, built: ChatRequest) -> int:
     if head != unmarked([built.payload.get("tools"), built.payload.get("system")]):
         return 0
     for n in range(min(len(before), len(now)) - 1, -1, -1):
-        marked = '"cache_control"' in orjson.dumps(before[n]).decode()
-        if marked and unmarked(before[: n + 1]) == unmarked(now[: n + 1]):
+        if marked(before[n]) and unmarked(before[: n + 1]) == unmarked(now[: n + 1]):
             return len(orjson.dumps([*head, *unmarked(before[: n + 1])])) // BYTES_PER_TOKEN
     return 0
+
+
+def marked(unit: Any) -> bool:
+    return bool(unmarked(unit) != unit)
 
 
 def unmarked(value: Any) -> Any:

@@ -10,7 +10,7 @@ wait for the lock itself, so writes to other sessions always find a connection.
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from app.errors import ServiceUnavailable
 
@@ -21,7 +21,7 @@ WRITERS_PER_SESSION = 2
 @dataclass(slots=True)
 class _Queue:
     turns: asyncio.Semaphore
-    waiting: int = field(default=0)
+    waiting: int = 0
 
 
 class SessionWriters:
