@@ -306,8 +306,8 @@ def context_report(
     applied: str | None,
 ) -> ContextReport:
     """The report of a window's tally (``account_context``'s arguments besides)."""
-    family = target_ref(ctx.provider, ctx.model)
-    padding = PADDING_BY_FAMILY.get(family.family or "", 1.0) if family is not None else 1.0
+    target = target_ref(ctx.provider, ctx.model)
+    padding = PADDING_BY_FAMILY.get(target.family or "", 1.0) if target is not None else 1.0
     system, summary, sent_messages_, tool_results = counted.sections
     sections = TokenSections(
         system=_padded(max(request_tokens, 0) + system, padding),
@@ -351,14 +351,8 @@ def _decision(
         return None, False, "no context window is known, so compaction is never proposed"
     threshold = compaction_threshold(window.tokens, policy, max_output_tokens)
     if total > window.tokens:
-        return (
-            threshold,
-            True,
-            (
-                f"{total} tokens exceed the window of {window.tokens}: the provider will refuse the request until the"
-                " history is compacted or pruned"
-            ),
-        )
+        overflow = f"{total} tokens exceed the window of {window.tokens}: the provider will refuse the request"
+        return threshold, True, f"{overflow} until the history is compacted or pruned"
     if total >= threshold:
         return threshold, True, f"{total} tokens reach the threshold of {threshold}"
     return threshold, False, f"{total} tokens are below the threshold of {threshold}"
