@@ -155,14 +155,13 @@ def equivalents(provider: str, built: ChatRequest, previous: ChatRequest | None,
     """The request's input in input-token equivalents, with the cache its provider will serve."""
     assert built.prefix is not None
     total = built.prefix.total_length // BYTES_PER_TOKEN
-    unchanged = previous is not None and previous.prefix is not None and bool(built.unchanged)
     if provider == "anthropic":
         served = 0 if previous is None else repeated_through_mark(previous, built)
         written = max(marked_tokens(built) - served, 0)
         return total - served - written + read * served + write * written
-    if not unchanged or previous is None or previous.prefix is None:
+    if previous is None or not built.shared:
         return float(total)
-    served = previous.prefix.tokens
+    served = built.shared // BYTES_PER_TOKEN
     if provider == "openai":
         served -= served % OPENAI_STEP
     served = served if served >= PROVIDER_MINIMUM else 0

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from app.context.catalog import ModelCatalog
 from app.context.cost import Cost, TokenUsage, expected_cost, token_usage
 from app.engine.message import EngineMessage
+from app.providers.caching import CACHES_ON_ITS_OWN
 
 PrefixBreakReason = Literal["compaction", "prune", "amendment", "mutation", "unknown"]
 
@@ -158,7 +159,7 @@ def serves_prefix(provider: str, breakpoints: Sequence[str], prefix_tokens: int)
     this request and the previous one placed; OpenAI and Gemini on their own, from 1,024 tokens."""
     if provider in ("anthropic", "ai-sdk") and breakpoints:
         return "history" in breakpoints
-    if provider in ("openai", "openai-responses", "gemini"):
+    if provider in CACHES_ON_ITS_OWN:
         return prefix_tokens >= 1024
     return False
 

@@ -248,10 +248,23 @@ class PromptPrefix:
     """The prefix's length in bytes."""
     total_length: int
     """The whole payload's head and history in bytes, for the share the prefix is of it."""
+    written: "CachedReach | None" = None
+    """How far past the stable prefix the request writes the provider's cache, when it does: to its end."""
 
     @property
     def tokens(self) -> int:
         return self.length // BYTES_PER_TOKEN
+
+
+@dataclass(frozen=True, slots=True)
+class CachedReach:
+    """A request's head and first ``units`` history units, which the provider caches as one entry: the whole
+    request where OpenAI and Gemini cache a prompt on their own, or where a mark went on its last block."""
+
+    units: int
+    digest: str
+    """Measured as ``PromptPrefix.digest`` is."""
+    length: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +298,12 @@ class Measured:
     unit_lengths: tuple[int, ...]
     resume: PrefixResume | None = None
     """Where a later measure can start (``keep_at``), when one was asked for."""
+    reach: CachedReach | None = None
+    """The whole payload, which the provider may cache to its end (``PromptPrefix.written`` once it does)."""
+    shared: int | None = None
+    """Bytes at the payload's start that the ``previous`` request sent and wrote to the cache: its
+    ``written`` reach when the payload starts with it, else its stable prefix when unchanged, else 0
+    (``None``: no previous)."""
 
 
 def measure_prefix(
@@ -309,7 +328,9 @@ def measure_prefix(
     compared = None if previous is None or previous.length == 0 else previous.units
     if compared is not None and compared > len(history):
         compared = None  # fewer units than the previous prefix held: it cannot be unchanged
-    wanted = {units} | {point for point in (compared, keep_at) if point is not None and point <= len(history)}
+    reached = None if previous is None or previous.written is None else previous.written.units
+    points = (compared, keep_at, reached)
+    wanted = {units} | {point for point in points if point is not None and point <= len(history)}
     if resume is None:
         digest, start, length = xxhash.xxh3_128(), 0, 0
         head_lengths: tuple[int, ...] = ()
@@ -325,33 +346,51 @@ def measure_prefix(
             raise CannotResume(f"a point before unit {resume.units} was asked for")
         digest, start, length = resume.state.copy(), resume.units, resume.length
         head_lengths, lengths = resume.head_lengths, list(resume.unit_lengths)
-    # One unit at a time, serialized, hashed up to the last point asked for and let go: holding a long
-    # history's bytes costs more than encoding it (fresh memory, page by page).
+    # One unit at a time, serialized, hashed and let go: holding a long history's bytes costs more than
+    # encoding it (fresh memory, page by page).
     update = digest.update
     at: dict[int, tuple[Any, int]] = {}
-    last = max(wanted)
     for n in range(start, len(history)):
         if n in wanted:
             at[n] = (digest.copy(), length)
         data = orjson.dumps(history[n])
         lengths.append(len(data))
-        if n < last:
-            update(len(data).to_bytes(8, "big"))
-            update(data)
-            length += len(data)
-    if last in wanted:
-        at[last] = (digest, length)
+        update(len(data).to_bytes(8, "big"))
+        update(data)
+        length += len(data)
+    at[len(history)] = (digest, length)
     head_length = sum(head_lengths)
     prefix = PromptPrefix(units, at[units][0].hexdigest(), at[units][1], head_length + sum(lengths))
     unchanged: bool | None = None
+    shared: int | None = None
     if previous is not None:
         found = at.get(compared) if compared is not None else None
         unchanged = previous.length == 0 or (found is not None and found[0].hexdigest() == previous.digest)
+        shared = previous.length if unchanged else 0
+        written = previous.written
+        found = at.get(reached) if reached is not None else None
+        if written is not None and found is not None and found[0].hexdigest() == written.digest:
+            shared = max(shared, written.length)
     kept = None
     if keep_at is not None and keep_at in at:
         state, kept_length = at[keep_at]
         kept = PrefixResume(keep_at, state.copy(), kept_length, head_lengths, tuple(lengths[:keep_at]))
-    return Measured(prefix, unchanged, head_lengths, tuple(lengths), kept)
+    end, end_length = at[len(history)]
+    reach = CachedReach(len(history), end.hexdigest(), end_length)
+    return Measured(prefix, unchanged, head_lengths, tuple(lengths), kept, reach, shared)
+
+
+CACHES_ON_ITS_OWN = frozenset({"openai", "openai-responses", "gemini"})
+"""Providers that cache every prompt's prefix without being asked (from 1,024 tokens)."""
+
+
+def written_reach(provider: str, measured: Measured, placed: "Placed") -> CachedReach | None:
+    """How far past its stable prefix a request writes the provider's cache: to its end where the provider
+    caches prompts on its own or a history mark went on the last unit; else not past the prefix (``None``)."""
+    reach = measured.reach
+    if reach is None or reach.units == 0:
+        return None
+    return reach if provider in CACHES_ON_ITS_OWN or reach.units - 1 in placed.units else None
 
 
 def prompt_prefix(

@@ -24,6 +24,7 @@ from app.providers.caching import (
     measure_prefix,
     place_breakpoints,
     stable_units,
+    written_reach,
 )
 from app.providers.errors import EmptyConversation
 from app.providers.mutations import Mutation, apply_mutations, parse_mutations
@@ -50,6 +51,9 @@ class ChatRequest:
     """The cache breakpoints placed, by name (``app.providers.caching``)."""
     unchanged: bool | None = None
     """Whether the payload starts with the ``previous`` prefix given (``None``: none was given)."""
+    shared: int | None = None
+    """Bytes at the payload's start that the ``previous`` request wrote to the provider's cache
+    (``Measured.shared``; ``None``: none was given)."""
 
 
 class RepairStages(NamedTuple):
@@ -221,14 +225,9 @@ def finish_chat_request(
     if cache is not None:
         target = replace(cache, summary_text=draft.summary_text)
         placed = place_breakpoints(provider, draft.model, payload, target, measured, answered=draft.answered)
+    prefix = replace(measured.prefix, written=written_reach(provider, measured, placed))
     request = ChatRequest(
-        provider,
-        draft.model,
-        payload,
-        draft.diagnostics,
-        measured.prefix,
-        placed.names,
-        measured.unchanged,
+        provider, draft.model, payload, draft.diagnostics, prefix, placed.names, measured.unchanged, measured.shared
     )
     return Finished(request, measured.resume)
 

@@ -24,6 +24,7 @@ from app.projections.projector import project
 from app.projections.types import Projection, ProjectionContext, View
 from app.providers.caching import (
     AUTO,
+    CachedReach,
     CachePolicy,
     CacheTarget,
     PromptPrefix,
@@ -147,7 +148,7 @@ async def build_chat(
         bundled_catalog(), ask.provider, model, window.tokens
     )
     target = CacheTarget(ask.cache, settings.cache_min_tokens, cache_key=_cache_key(settings, tenant_id, ask))
-    measured = None if previous is None else PromptPrefix(*previous[:4])
+    measured = None if previous is None else _remembered_prefix(previous)
     keeps_turns = reuse is not None and reuse.capacity > 0 and not ask.mutations
     turn_key = TurnKey(WindowKey(tenant_id, ask.session_id, ctx.apply_compact_boundary), params)
     kept_turn = reuse.kept_turn(turn_key) if reuse is not None and keeps_turns else None
@@ -260,7 +261,7 @@ def _build(plan: _Plan) -> _Built:
     view, built = turn.view, turn.request
     applied = view.diagnostics.applied_compact_boundary_id
     now = history_state(snapshot.session.revision, messages, applied)
-    unchanged = None if plan.previous is None else (plan.previous.length if built.unchanged else 0)
+    unchanged = None if plan.previous is None else built.shared
     counted, next_turn = count_turn(messages, view, plan.ctx, turn.joined, turn.next_turn)
     report = context_report(
         counted,
@@ -295,11 +296,26 @@ async def _remember_prefix(
     """Keeps this payload's stable prefix for the next request of the same parameters to compare with."""
     prefix = built.prefix
     assert prefix is not None
+    written = prefix.written
     record = PromptPrefixRecord(
-        prefix.units, prefix.digest, prefix.length, prefix.total_length, now.revision, now.boundary_id, now.pruned
+        prefix.units,
+        prefix.digest,
+        prefix.length,
+        prefix.total_length,
+        now.revision,
+        now.boundary_id,
+        now.pruned,
+        *((None, None, None) if written is None else (written.units, written.digest, written.length)),
     )
     async with database.single_write() as connection:
         await PromptPrefixRepository(connection, tenant_id).put(session_id, params, record)
+
+
+def _remembered_prefix(record: PromptPrefixRecord) -> PromptPrefix:
+    """The prefix a previous request remembered, with how far it wrote the cache when it wrote past it."""
+    units, digest, length = record.written_units, record.written_digest, record.written_length
+    written = None if units is None or digest is None or length is None else CachedReach(units, digest, length)
+    return PromptPrefix(record.units, record.digest, record.length, record.total_length, written)
 
 
 def _with_next_request(

@@ -25,6 +25,9 @@ class PromptPrefixRecord(NamedTuple):
     revision: int
     boundary_id: str | None
     pruned: int
+    written_units: int | None = None
+    written_digest: str | None = None
+    written_length: int | None = None
 
 
 _GET_SQL = (

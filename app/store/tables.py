@@ -190,6 +190,10 @@ prompt_prefixes = Table(
     Column("digest", String(64), nullable=False),
     Column("length", BigInteger, nullable=False),
     Column("total_length", BigInteger, nullable=False),
+    # How far past the prefix the request wrote the provider's cache (its end), when it did.
+    Column("written_units", Integer),
+    Column("written_digest", String(64)),
+    Column("written_length", BigInteger),
     # What the history was when the payload was built, to name what broke a prefix.
     Column("revision", BigInteger, nullable=False),
     Column("boundary_id", String(128)),

@@ -72,6 +72,47 @@ async def test_a_second_turn_starts_with_the_first_turns_prefix_and_marks_it_for
     assert marks(second["payload"]) <= 4
 
 
+async def step(client: httpx.AsyncClient, n: int) -> None:
+    """One agent step: a call and its long result, which the next request answers."""
+    await append(
+        client,
+        "s1",
+        tool_call(f"c{n}", "bash", id=f"a{n}", command="make"),
+        tool_result(f"c{n}", "bash", f"output {n} " + "x" * 6000, id=f"t{n}"),
+    )
+
+
+@pytest.mark.parametrize(("provider", "model"), [("anthropic", SONNET), ("openai", "gpt-5")])
+async def test_the_next_step_is_told_the_cache_serves_all_the_last_request_sent(
+    client: httpx.AsyncClient, provider: str, model: str
+) -> None:
+    await new_session(client)
+    await append(client, "s1", user("fix the build", id="u1"))
+    await step(client, 1)
+    first = await chat(client, provider, model=model)
+    if provider == "anthropic":  # the request's end is marked: its last result is written to the cache
+        assert first["payload"]["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    sent = first["context"]["cache"]["nextRequest"]["promptTokens"]
+    await step(client, 2)
+    upcoming = (await chat(client, provider, model=model))["context"]["cache"]["nextRequest"]
+    assert upcoming["unchangedPrefixTokens"] == upcoming["cachedPrefixTokens"]
+    assert sent * 0.95 <= upcoming["cachedPrefixTokens"] < upcoming["promptTokens"]
+
+
+async def test_a_message_merged_into_the_last_requests_end_leaves_its_settled_prefix_served(
+    client: httpx.AsyncClient,
+) -> None:
+    await new_session(client)
+    await append(client, "s1", user("fix the build", id="u1"))
+    await step(client, 1)
+    sent = (await chat(client))["context"]["cache"]["nextRequest"]["promptTokens"]
+    await append(client, "s1", user("and the tests", id="u2"))
+    second = await chat(client)
+    upcoming = second["context"]["cache"]["nextRequest"]
+    assert second["diagnostics"]["prefixBreak"] is None
+    assert 0 < upcoming["cachedPrefixTokens"] < sent * 0.8
+
+
 async def test_cache_none_places_no_breakpoint(client: httpx.AsyncClient) -> None:
     await new_session(client)
     await turn(client, 1)

@@ -17,7 +17,8 @@ async def test_the_newest_prefix_replaces_the_previous_one_per_parameters(
 ) -> None:
     await new_session(client)
     database = app.state.database
-    newer = FIRST._replace(units=4, digest="b" * 64, revision=2, boundary_id="b1", pruned=3)
+    newer = FIRST._replace(units=4, digest="b" * 64, revision=2, boundary_id="b1", pruned=3, written_units=5)
+    newer = newer._replace(written_digest="c" * 64, written_length=900)
     async with database.transaction() as connection:
         await PromptPrefixRepository(connection, DEFAULT_TENANT).put("s1", "p1", FIRST)
         await PromptPrefixRepository(connection, DEFAULT_TENANT).put("s1", "p2", FIRST)
