@@ -138,6 +138,12 @@ class Settings(BaseSettings):
     )
     summarizer_model: str | None = Field(default=None, description="The summarizer's model id.")
     summarizer_api_key: SecretStr | None = Field(default=None, description="Bearer key for the summarizer.")
+    summarizer_context_window_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="The summarizer's window when its server does not list it; a longer history is summarized "
+        "in parts.",
+    )
     cache_key_secret: SecretStr | None = Field(
         default=None,
         description="Keys OpenAI's prompt_cache_key (an HMAC of tenant and session); unset: no key is sent.",

@@ -133,6 +133,7 @@ def build_compaction(
     trigger: Trigger = "manual",
     summary_source: SummarySource = "caller",
     summarizer_model: str | None = None,
+    summarizer_calls: int = 0,
 ) -> CompactionPlan:
     """The boundary and summary to write; an empty or whitespace-only summary is refused."""
     text = summary.strip()
@@ -158,6 +159,8 @@ def build_compaction(
         record["splitTurn"] = True
     if summarizer_model is not None:
         record["summarizerModel"] = summarizer_model
+    if summarizer_calls > 1:
+        record["summarizerCalls"] = summarizer_calls
     boundary = MessageToWrite(
         id=boundary_id,
         role="system",

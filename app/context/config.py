@@ -123,6 +123,9 @@ class SummarizerConfig:
     tool_result_chars: int = 2_000
     """Each tool result in the transcript is cut to this many characters (pi, opencode): the summary needs
     what a tool found, not its full output."""
+    context_window_tokens: int | None = None
+    """The summariser's window, for a server that does not list it (vLLM lists ``max_model_len``); with
+    neither, the catalog's for a known model. A history too long for it is summarised in parts."""
     require_template_headings: bool = True
     """Refuse an answer that has none of the template's section headings: it is most likely the model
     continuing the task instead of summarising it."""

@@ -21,6 +21,7 @@ SummarizerFailure = Literal[
     "empty_summary",
     "truncated",
     "off_template",
+    "window_too_small",
 ]
 
 

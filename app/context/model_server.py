@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from app.context.catalog import ModelCatalog, bundled_catalog
-from app.context.config import ModelServer, Timeouts, WindowConfig
+from app.context.config import ModelServer, SummarizerConfig, Timeouts, WindowConfig
 from app.context.window import ContextWindow, model_keys, resolve_window
 
 Clock = Callable[[], float]
@@ -147,6 +147,20 @@ class ModelServerWindows:
         server = self.server_for(provider, model)
         if server is None or not model:
             return ServerAnswer(None, None, None)
+        return await self.lookup_on(server, model)
+
+    async def summarizer_window(self, config: SummarizerConfig) -> int | None:
+        """The summariser's window: configured, else its server's listing, else the catalog's; never raises."""
+        if config.context_window_tokens is not None:
+            return config.context_window_tokens
+        served = (await self.lookup_on(config.server, config.model)).tokens
+        if served is not None:
+            return served
+        known = self._catalog.lookup(None, config.model)
+        return known.context_window if known else None
+
+    async def lookup_on(self, server: ModelServer, model: str) -> ServerAnswer:
+        """``server``'s window for ``model``, or ``tokens=None`` with the reason; never raises."""
         url = models_url(server.base_url)
         listing = await self._listing(server, url)
         if listing.problem is not None:

@@ -7,6 +7,7 @@ mean that nothing is written, so there is no partial result and no fallback text
 """
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,12 +21,24 @@ from app.context.summary_prompt import (
     build_summary_messages,
     clean_summary,
     has_template_heading,
+    take_part,
+    transcript_blocks,
 )
+
+BYTES_PER_WINDOW_TOKEN = 3
+"""How a window is read in bytes when fitting a request into it: stored text is estimated at four bytes a
+token, and code and non-Latin text run denser, so the request must fit with room to spare."""
+MESSAGE_OVERHEAD_BYTES = 64
+"""What a chat message costs besides its text (role and template tokens), generously."""
+MIN_PART_BYTES = 4_096
+"""Below this much history a request, parts would be too small to summarise usefully."""
 
 
 @dataclass(frozen=True, slots=True)
 class SummaryResult:
     text: str
+    calls: int = 1
+    """Requests it took: more than one when the history did not fit the summariser's window at once."""
 
 
 class Summarizer:
@@ -39,6 +52,10 @@ class Summarizer:
     @property
     def model(self) -> str:
         return self._config.model
+
+    @property
+    def config(self) -> SummarizerConfig:
+        return self._config
 
     async def aclose(self) -> None:
         if self._owns_client:
@@ -67,10 +84,46 @@ class Summarizer:
         *,
         previous_summary: str | None = None,
         instructions: str | None = None,
+        window_tokens: int | None = None,
+        before_next_part: Callable[[], Awaitable[None]] | None = None,
     ) -> SummaryResult:
-        body = self.request_body(transcript, previous_summary=previous_summary, instructions=instructions)
-        answer = await self._post(body)
-        return self._read(answer)
+        """The summary of ``transcript`` updating ``previous_summary``. With the summariser's ``window_tokens``
+        known, a history too long for one request is summarised in parts, oldest first, each as large as the
+        window leaves beside the summary it updates, which the request before wrote; ``before_next_part`` is
+        awaited between them (a lease to renew)."""
+        if window_tokens is None:
+            body = self.request_body(transcript, previous_summary=previous_summary, instructions=instructions)
+            return SummaryResult(self._read(await self._post(body)).text)
+        blocks = transcript_blocks(transcript, tool_result_chars=self._config.tool_result_chars)
+        summary, calls = previous_summary, 0
+        while blocks or not calls:
+            if calls and before_next_part is not None:
+                await before_next_part()
+            limit = self.part_bytes(window_tokens, previous_summary=summary, instructions=instructions)
+            part, taken = take_part(blocks, limit)
+            blocks = blocks[taken:]
+            body = self.request_body(part, previous_summary=summary, instructions=instructions)
+            summary, calls = self._read(await self._post(body)).text, calls + 1
+        assert summary is not None
+        return SummaryResult(summary, calls)
+
+    def part_bytes(self, window_tokens: int, *, previous_summary: str | None, instructions: str | None) -> int:
+        """How much rendered history one request can hold beside the instructions, the summary it updates and
+        the answer's room (``max_tokens``, which OpenAI-compatible servers add to the prompt and refuse past
+        the window)."""
+        config = self._config
+        framing = build_summary_messages("", previous_summary=previous_summary, instructions=instructions)
+        fixed = sum(len(message["content"].encode("utf-8", "surrogatepass")) for message in framing)
+        fixed += MESSAGE_OVERHEAD_BYTES * len(framing)
+        answer = config.max_output_tokens * BYTES_PER_WINDOW_TOKEN
+        room = window_tokens * BYTES_PER_WINDOW_TOKEN - fixed - answer
+        if room < MIN_PART_BYTES:
+            raise SummarizerError(
+                "window_too_small",
+                f"the summariser's window of {window_tokens} tokens leaves too little room for history beside "
+                f"its answer ({config.max_output_tokens} tokens) and the summary it updates",
+            )
+        return room
 
     async def _post(self, body: dict[str, Any]) -> Any:
         config = self._config

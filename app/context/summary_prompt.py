@@ -84,10 +84,39 @@ _SUMMARY_BLOCK = re.compile(r"<summary>(.*?)</summary>", re.DOTALL | re.IGNORECA
 _HEADING_NOISE = re.compile(r"^[#*\s\-_]+|[*:\s_]+$")
 
 
+BLOCK_SEPARATOR = "\n\n"
+
+
 def render_transcript(transcript: Transcript, *, tool_result_chars: int) -> str:
     """The history as labelled lines, each tool result cut to ``tool_result_chars``."""
     if isinstance(transcript, str):
         return transcript.strip()
+    return BLOCK_SEPARATOR.join(_blocks(transcript, tool_result_chars))
+
+
+def transcript_blocks(transcript: Transcript, *, tool_result_chars: int) -> list[str]:
+    """The rendered history's blocks, a message part each (``render_transcript`` joins them)."""
+    return [transcript.strip()] if isinstance(transcript, str) else _blocks(transcript, tool_result_chars)
+
+
+def take_part(blocks: Sequence[str], part_bytes: int) -> tuple[str, int]:
+    """The longest run of ``blocks`` from the first that fits in ``part_bytes`` UTF-8 bytes, joined as the
+    transcript joins them, and how many blocks it took (at least one): for a summariser whose window cannot
+    take the history whole, which summarises it a part at a time. A block longer than a part alone keeps its
+    start and end, and says how much of its middle was cut."""
+    taken: list[str] = []
+    used = 0
+    for block in blocks:
+        block = _cut_to_bytes(block, part_bytes)
+        size = len(block.encode("utf-8", "surrogatepass")) + (len(BLOCK_SEPARATOR) if taken else 0)
+        if taken and used + size > part_bytes:
+            break
+        taken.append(block)
+        used += size
+    return BLOCK_SEPARATOR.join(taken), len(taken)
+
+
+def _blocks(transcript: Sequence[ProjectedMessage | Mapping[str, Any]], tool_result_chars: int) -> list[str]:
     blocks: list[str] = []
     for message in transcript:
         role: str
@@ -97,7 +126,17 @@ def render_transcript(transcript: Transcript, *, tool_result_chars: int) -> str:
         else:
             role, content, kind = str(message.get("role", "user")), message.get("content", ""), None
         blocks.extend(_render_message(role, kind, content, tool_result_chars))
-    return "\n\n".join(block for block in blocks if block.strip())
+    return [block for block in blocks if block.strip()]
+
+
+def _cut_to_bytes(block: str, limit: int) -> str:
+    """``block`` when it fits in ``limit`` UTF-8 bytes, else its start and end around a note of the cut."""
+    if len(block) * 4 <= limit or len(block.encode("utf-8", "surrogatepass")) <= limit:
+        return block
+    # Characters are at most four bytes: a quarter of what is left each side always fits.
+    keep = max((limit - 64) // 8, 0)
+    cut = len(block) - 2 * keep
+    return f"{block[:keep]}... [{cut} characters cut] ...{block[len(block) - keep :]}"
 
 
 def build_summary_messages(

@@ -14,6 +14,7 @@ are normal and do not conflict: they join the kept tail, which is sent verbatim 
 """
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -58,8 +59,9 @@ from app.store.records import MessageRecord
 from app.store.sessions import SessionRepository
 
 LEASE_SECONDS = 300.0
-"""Longer than a compaction can run (the summarizer's whole exchange is capped at 180 s, the window lookup
-at a few seconds), so a live compaction never loses its lease; a crashed one frees the session after this."""
+"""Longer than a compaction can run between renewals (the summarizer's whole exchange is capped at 180 s, the
+window lookup at a few seconds, and a history summarized in parts renews the lease before each further part),
+so a live compaction never loses its lease; a crashed one frees the session after this."""
 
 REFUSAL_FIELDS = {
     "empty_summary": "summary",
@@ -161,12 +163,18 @@ async def _compact_under_lease(
         text = ask.summary
         source: SummarySource = "caller"
         summarizer_model: str | None = None
+        summarizer_calls = 0
         if text is None and summarizer is not None:
             transcript = await run_weighed(weight, compact_transcript, selection, ctx)
             answer = await summarizer.summarize(
-                transcript, previous_summary=selection.previous_summary, instructions=ask.instructions
+                transcript,
+                previous_summary=selection.previous_summary,
+                instructions=ask.instructions,
+                window_tokens=await windows.summarizer_window(summarizer.config),
+                before_next_part=functools.partial(_renew, database, caller.tenant_id, ask.session_id, lease),
             )
             text, source, summarizer_model = answer.text, "summarizer", summarizer.model
+            summarizer_calls = answer.calls
         plan = await run_weighed(
             weight,
             build_compaction,
@@ -177,6 +185,7 @@ async def _compact_under_lease(
             trigger=ask.trigger,
             summary_source=source,
             summarizer_model=summarizer_model,
+            summarizer_calls=summarizer_calls,
         )
     except context_errors.CompactionRefused as refused:
         field = REFUSAL_FIELDS[refused.reason]
@@ -190,6 +199,13 @@ async def _compact_under_lease(
         raise _as_asked(refused) from None
     boundary, summary = await _write(database, caller.tenant_id, ask.session_id, lease, selection, batch)
     return Compacted(boundary, summary, plan.boundary.metadata["compaction"], plan.tokens_after)
+
+
+async def _renew(database: Database, tenant_id: str, session_id: str, lease: str) -> None:
+    """Between the parts of a long history's summary: each part may take the summarizer's whole time."""
+    async with database.transaction() as connection:
+        if not await CompactionLeaseRepository(connection, tenant_id).extend(session_id, lease, LEASE_SECONDS):
+            raise CompactionRunning(f"the compaction's lease on session '{session_id}' ran out and was taken over")
 
 
 _ASKED_IDS = ("boundaryId", "summaryId")

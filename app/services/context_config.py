@@ -55,4 +55,8 @@ def summarizer_config(settings: Settings) -> SummarizerConfig | None:
     if not settings.summarizer_base_url or not settings.summarizer_model:
         return None
     key = settings.summarizer_api_key.get_secret_value() if settings.summarizer_api_key else None
-    return SummarizerConfig(server=ModelServer(settings.summarizer_base_url, key), model=settings.summarizer_model)
+    return SummarizerConfig(
+        server=ModelServer(settings.summarizer_base_url, key),
+        model=settings.summarizer_model,
+        context_window_tokens=settings.summarizer_context_window_tokens,
+    )

@@ -10,7 +10,7 @@ database clock, so replicas agree on expiry.
 import uuid
 from datetime import timedelta
 
-from sqlalchemy import Interval, delete, func, literal, select
+from sqlalchemy import Interval, delete, func, literal, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -47,6 +47,22 @@ class CompactionLeaseRepository:
             compaction_leases.c.tenant_id == self._tenant,
             compaction_leases.c.session_id == session_id,
             compaction_leases.c.holder == token,
+        )
+        return (await self._db.execute(statement)).first() is not None
+
+    async def extend(self, session_id: str, token: str, lease_seconds: float) -> bool:
+        """Whether ``token`` still held the lease (as ``holds`` says), which then runs ``lease_seconds`` from
+        now."""
+        table = compaction_leases
+        statement = (
+            update(table)
+            .where(
+                table.c.tenant_id == self._tenant,
+                table.c.session_id == session_id,
+                table.c.holder == token,
+            )
+            .values(expires_at=func.now() + literal(timedelta(seconds=lease_seconds), Interval()))
+            .returning(table.c.holder)
         )
         return (await self._db.execute(statement)).first() is not None
 

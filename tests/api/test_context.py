@@ -231,6 +231,42 @@ async def test_a_summary_past_the_message_size_limit_is_413_naming_the_summary(d
         assert (await client.get("/sessions/s1")).json()["messageCount"] == 8
 
 
+async def test_a_history_past_the_summarizers_window_is_summarized_in_parts(
+    database_url: str, model_server: FakeModelServer
+) -> None:
+    model_server.serve_models({"summarizer": 12_000})
+    model_server.answer_chat("## Goal\nRead the files.\n## Progress\nSix read.")
+    settings = {"summarizer_base_url": model_server.base_url, "summarizer_model": "summarizer"}
+    async with service(database_url, **settings) as client:
+        await new_session(client, contextWindowTokens=200_000)
+        for turn in range(6):
+            await append(client, "s1", user(f"step {turn} " + "w" * 8_000, id=f"u{turn}"), assistant(f"a{turn}"))
+        response = await client.post("/sessions/s1/compactions", json={"throughMessageId": "u5"})
+        assert response.status_code == 201, response.text
+        record = response.json()["boundary"]["metadata"]["compaction"]
+    prompts = [str(request.json()["messages"]) for request in model_server.requests_to("/v1/chat/completions")]
+    assert record["summarizerCalls"] == len(prompts) > 1
+    assert [n for prompt in prompts for n in range(6) if f"step {n} " in prompt] == list(range(6))
+    assert all("Six read." in prompt for prompt in prompts[1:])
+
+
+async def test_a_summarizer_window_too_small_for_its_answer_is_502_and_writes_nothing(
+    database_url: str, model_server: FakeModelServer
+) -> None:
+    settings = {
+        "summarizer_base_url": model_server.base_url,
+        "summarizer_model": "summarizer",
+        "summarizer_context_window_tokens": 4_096,
+    }
+    async with service(database_url, **settings) as client:
+        await seed_history(client, turns=2)
+        response = await client.post("/sessions/s1/compactions", json={})
+        assert response.status_code == 502, response.text
+        assert response.json()["reason"] == "window_too_small"
+        assert (await client.get("/sessions/s1")).json()["messageCount"] == 8
+    assert model_server.requests_to("/v1/chat/completions") == []
+
+
 @pytest.mark.parametrize("fault", ["fail", "garbage", "empty"])
 async def test_a_summarizer_failure_is_502_and_writes_nothing(
     database_url: str, model_server: FakeModelServer, fault: str

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.context.config import ModelServer, Timeouts, WindowConfig
+from app.context.config import ModelServer, SummarizerConfig, Timeouts, WindowConfig
 from app.context.model_server import ModelServerWindows, models_url, windows_from_listing
 from tests.context.catalogs import CURRENT_MODELS, small_catalog
 from tests.context.fake_model_server import MODELS_PATH, FakeModelServer, Reply, unused_base_url
@@ -267,3 +267,14 @@ async def test_a_self_hosted_model_still_goes_without_a_window() -> None:
     finally:
         await probe.aclose()
     assert window.source == "none"
+
+
+async def test_the_summarizers_window_is_configured_else_served_else_the_catalogs(
+    windows: ModelServerWindows, model_server: FakeModelServer
+) -> None:
+    served = SummarizerConfig(ModelServer(model_server.base_url), "qwen-coder")
+    assert await windows.summarizer_window(served) == 32_768
+    assert await windows.summarizer_window(dataclasses.replace(served, context_window_tokens=8_000)) == 8_000
+    known = SummarizerConfig(ModelServer(model_server.base_url), "claude-haiku-4-5")
+    assert await windows.summarizer_window(known) == 200_000
+    assert await windows.summarizer_window(SummarizerConfig(ModelServer(unused_base_url()), "unknown")) is None

@@ -153,3 +153,43 @@ async def test_content_parts_in_the_answer_are_joined(summarizer: Summarizer, mo
     body["choices"][0]["message"]["content"] = [{"type": "text", "text": "## Goal\n"}, {"type": "text", "text": "x"}]
     model_server.reply(CHAT_PATH, Reply(json=body))
     assert (await summarizer.summarize("plain text history")).text == "## Goal\nx"
+
+
+async def test_a_history_longer_than_the_window_is_summarized_in_parts_each_updating_the_last(
+    model_server: FakeModelServer,
+) -> None:
+    model_server.answer_chat(GOOD)
+    summarizer = summarizer_for(model_server.base_url, max_output_tokens=1_000)
+    history = [{"role": "user", "content": f"step {n} " + "x" * 5_000} for n in range(8)]
+    renewed: list[int] = []
+
+    async def renew() -> None:
+        renewed.append(len(model_server.requests_to(CHAT_PATH)))
+
+    try:
+        result = await summarizer.summarize(
+            history, previous_summary="## Goal\nEarlier.", window_tokens=6_000, before_next_part=renew
+        )
+    finally:
+        await summarizer.aclose()
+    sent = [request.json()["messages"] for request in model_server.requests_to(CHAT_PATH)]
+    assert result.text == GOOD and result.calls == len(sent) > 1
+    assert renewed == list(range(1, len(sent)))
+    assert all(len(str(messages).encode()) <= (6_000 - 1_000) * 3 for messages in sent)
+    prompts = [messages[1]["content"] for messages in sent]
+    assert "Earlier." in prompts[0] and all("Fix login." in prompt for prompt in prompts[1:])
+    steps = [n for prompt in prompts for n in range(8) if f"step {n} " in prompt]
+    assert steps == list(range(8))
+
+
+async def test_a_window_with_no_room_beside_the_answer_is_refused_before_any_request(
+    model_server: FakeModelServer,
+) -> None:
+    summarizer = summarizer_for(model_server.base_url, max_output_tokens=4_000)
+    try:
+        with pytest.raises(SummarizerError) as error:
+            await summarizer.summarize(CHAT, window_tokens=5_000)
+    finally:
+        await summarizer.aclose()
+    assert error.value.reason == "window_too_small"
+    assert model_server.requests_to(CHAT_PATH) == []

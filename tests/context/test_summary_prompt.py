@@ -1,5 +1,8 @@
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from app.context.summary_prompt import (
     SYSTEM_PROMPT,
     TEMPLATE_HEADINGS,
@@ -7,6 +10,8 @@ from app.context.summary_prompt import (
     clean_summary,
     has_template_heading,
     render_transcript,
+    take_part,
+    transcript_blocks,
 )
 from app.engine.kinds import Kind
 from app.projections.types import ProjectedMessage, View
@@ -153,3 +158,41 @@ def test_denied_and_content_outputs_render_as_words_not_json() -> None:
         "",
         "[Tool result] Screenshot: the page [image]",
     ]
+
+
+def long_chat(turns: int, words: str = "word ") -> list[dict[str, Any]]:
+    return [
+        message
+        for turn in range(turns)
+        for message in (
+            {"role": "user", "content": f"step {turn}: " + words * 300},
+            {"role": "assistant", "content": f"done {turn}"},
+        )
+    ]
+
+
+@given(
+    turns=st.integers(min_value=1, max_value=12),
+    limits=st.lists(st.integers(min_value=200, max_value=20_000), min_size=1, max_size=5),
+    words=st.sampled_from(["word ", "日本語 ", "\U0001f600 "]),
+)
+def test_a_transcript_taken_in_parts_keeps_every_block_in_order_within_each_limit(
+    turns: int, limits: list[int], words: str
+) -> None:
+    chat = long_chat(turns, words)
+    whole = render_transcript(chat, tool_result_chars=2_000)
+    blocks = transcript_blocks(chat, tool_result_chars=2_000)
+    assert "\n\n".join(blocks) == whole
+    parts: list[tuple[str, int]] = []
+    left = blocks
+    while left:
+        limit = limits[len(parts) % len(limits)]
+        part, taken = take_part(left, limit)
+        assert taken >= 1 and len(part.encode()) <= limit
+        if sum(len(block.encode()) + 2 for block in left) - 2 <= limit:
+            assert (part, taken) == ("\n\n".join(left), len(left))
+        fitting = [block for block in left[:taken] if len(block.encode()) <= limit]
+        assert [b for b in part.split("\n\n") if "characters cut]" not in b] == fitting
+        parts.append((part, taken))
+        left = left[taken:]
+    assert sum(taken for _, taken in parts) == len(blocks)
