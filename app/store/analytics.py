@@ -19,6 +19,7 @@ import asyncpg
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.engine.kinds import Kind
+from app.store.escaped_text import unescape_strings
 from app.store.replicas import driver
 
 
@@ -270,5 +271,9 @@ class AnalyticsRepository:
             f"GROUP BY scoped.session_id, s.title {having}"
             f"ORDER BY max(scoped.created_at) DESC, scoped.session_id DESC LIMIT ${len(parameters)}"
         )
-        rows = [SessionSummary._make(row) for row in await self._fetch(sql, parameters)]
+        # A title holding a NUL or an unpaired surrogate is stored escaped; every read of a session unescapes it.
+        rows = [
+            SessionSummary._make((row[0], unescape_strings(row[1]), *row[2:]))
+            for row in await self._fetch(sql, parameters)
+        ]
         return rows[:limit], len(rows) > limit

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.engine.search_text import MessageFacts, as_written, searchable
+from app.store.escaped_text import unescape_strings
 from app.store.replicas import driver
 
 HIGHLIGHT_START = "\ue000"
@@ -117,5 +118,6 @@ class SearchRepository:
             "ORDER BY hit.rank DESC, hit.session_id, hit.seq"
         )
         rows = await (await driver(self._db)).fetch(sql, *parameters)
-        hits = [SearchHit._make((*row[:-1], as_written(row[-1]))) for row in rows]
+        # A title holding a NUL or an unpaired surrogate is stored escaped; every read of a session unescapes it.
+        hits = [SearchHit._make((row[0], unescape_strings(row[1]), *row[2:-1], as_written(row[-1]))) for row in rows]
         return hits[:limit], len(hits) > limit

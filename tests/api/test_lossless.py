@@ -238,3 +238,18 @@ async def test_session_and_run_fields_are_kept_exactly(client: httpx.AsyncClient
     for body in (exact(made), exact(amended), got):
         assert (body["system"], body["metadata"], body["agent"]) == (run["system"], run["metadata"], run["agent"])
     assert got["result"] == {"text": "\x00"}
+
+
+async def test_a_session_title_holding_such_text_is_shown_exactly_in_search_hits_and_analytics(
+    client: httpx.AsyncClient,
+) -> None:
+    """Both read the title beside message rows in one statement, not through the session's own read."""
+    title = "first prompt \x00 cut mid-emoji \ud83d"
+    created = await client.post("/sessions", **as_json({"id": "s2", "title": title}))
+    assert created.status_code == 201, created.text
+    await client.post("/sessions/s2/messages", **as_json({"messages": [user("find the needle", id="u1")]}))
+    for path in ("/search", "/sessions/s2/search"):
+        hits = exact(await client.get(path, params={"q": "needle"}))["hits"]
+        assert [hit["sessionTitle"] for hit in hits] == [title]
+    sessions = exact(await client.get("/analytics"))["sessions"]
+    assert [session["title"] for session in sessions] == [title]
