@@ -18,13 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from app import lossless_json
 from app.settings import Settings
 from app.store import consistency
+from app.store.jsonb_numbers import jsonb_text
 from app.store.replicas import ReadRouting, driver
 from app.store.session_writers import SessionWriters
-
-
-def _dumps(value: object) -> str:
-    return lossless_json.dumps(value).decode()
-
 
 WITHOUT_KEPT_STATEMENTS: dict[str, Any] = {"statement_cache_size": 0, "prepared_statement_cache_size": 0}
 """Connection arguments under which no prepared statement outlives its use: asyncpg then prepares every
@@ -60,7 +56,7 @@ def create_engine(url: str, settings: Settings) -> AsyncEngine:
         pool_timeout=settings.pool_timeout_seconds,
         # Bound values are request data (message text, titles): keep them out of error messages and logs.
         hide_parameters=True,
-        json_serializer=_dumps,
+        json_serializer=jsonb_text,
         json_deserializer=lossless_json.loads,
         connect_args=connect_args,
     )

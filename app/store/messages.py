@@ -33,6 +33,7 @@ from app.lossless_json import dumps, same_json
 from app.projections.live_history import FIRST_SEQ
 from app.store.escaped_text import escape_strings, unescape_strings
 from app.store.events import messages_notice_sql
+from app.store.jsonb_numbers import jsonb_text
 from app.store.live_start import MARKER_KINDS, LiveStart, changes_live_start, live_start, named_through_ids
 from app.store.metadata import merged_metadata
 from app.store.records import MessageRecord, core_columns, select_list
@@ -287,7 +288,7 @@ def _appended_columns(batch: Sequence[NewMessage]) -> list[list[Any]]:
         [message.role for message in batch],
         [str(message.kind) for message in batch],
         [_json_text(message.content) for message in batch],
-        [_json_text(escape_strings(m.metadata) if m.unusual_text else m.metadata) for m in batch],
+        [jsonb_text(escape_strings(m.metadata) if m.unusual_text else m.metadata) for m in batch],
         [message.token_estimate for message in batch],
         [message.created_at for message in batch],
         [message.unusual_text for message in batch],

@@ -253,3 +253,22 @@ async def test_a_session_title_holding_such_text_is_shown_exactly_in_search_hits
         assert [hit["sessionTitle"] for hit in hits] == [title]
     sessions = exact(await client.get("/analytics"))["sessions"]
     assert [session["title"] for session in sessions] == [title]
+
+
+async def test_floats_in_metadata_and_run_fields_read_back_as_floats(client: httpx.AsyncClient) -> None:
+    """``jsonb`` reads a number written with an exponent (``1e+16``, as a float that large is written) as an
+    integer; JSON, and the service's idempotency, tell ``1`` and ``1.0`` apart."""
+    floats = {"usd": 1e16, "huge": 1.5e300, "wide": 1.2345678901234567e19, "small": 5e-324, "count": 10**16}
+    await client.post("/sessions", **as_json({"id": "s2", "metadata": floats}))
+    await client.post("/sessions/s2/messages", **as_json({"messages": [user("hi", id="u1", **floats)]}))
+    amended = await client.patch("/sessions/s2/messages/u1", **as_json({"metadata": {"later": 2e20}}))
+    assert amended.status_code == 200, amended.text
+    run = {"id": "r1", "metadata": floats, "tools": [{"name": "t", "inputSchema": {"maximum": 1e16}}]}
+    assert (await client.post("/sessions/s2/runs", **as_json(run))).status_code == 201
+    message = exact(await client.get("/sessions/s2/messages/u1"))
+    got_run = exact(await client.get("/sessions/s2/runs/r1"))
+    for metadata in (message["metadata"], exact(await client.get("/sessions/s2"))["metadata"], got_run["metadata"]):
+        assert {key: metadata[key] for key in floats} == floats
+        assert [type(metadata[key]) for key in floats] == [float, float, float, float, int]
+    assert type(message["metadata"]["later"]) is float
+    assert type(got_run["tools"][0]["inputSchema"]["maximum"]) is float
