@@ -127,6 +127,10 @@ def promote_rows(rows: Iterable[Sequence[Any]]) -> list[EngineMessage]:
     return out
 
 
+SUMMARY_MARKS = ("summary", "result")
+"""The metadata keys ``opencode_summary`` reads: with ``runtimeKind``, all that decides a kind beyond the shape."""
+
+
 def opencode_summary(role: Role, metadata: dict[str, Any] | None) -> bool:
     """An assistant message opencode wrote as a compaction summary: ``summary: true`` (its stored messages) or
     ``result.kind: "summary"`` (its turn-state shape). It is a ``compact_summary`` unless ``runtimeKind`` says

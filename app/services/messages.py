@@ -7,6 +7,7 @@ from typing import Any
 from anyio import to_thread
 
 from app.engine.kinds import Kind
+from app.engine.promotion import SUMMARY_MARKS, infer_kind
 from app.errors import Forbidden, InvalidInput, MessageConflict, NotFound
 from app.services.caller import Caller
 from app.services.compaction import notify_recorded_compaction
@@ -132,6 +133,7 @@ async def amend_message(
         if not caller.may_write_kind(Kind(current.kind)):
             raise Forbidden(f"only a runtime key may amend a {current.kind} message")
         merged = merged_in_python(current.metadata, changes)
+        _check_kind_kept(current, merged, changes)
         await to_thread.run_sync(_check_amended_size, current.content, merged, settings)
         row = await repository.amend_metadata(session_id, message_id, changes, unusual_text=measured.unusual_text)
         if row is not None:
@@ -142,6 +144,22 @@ async def amend_message(
     if row is None:
         raise NotFound(f"message '{message_id}' does not exist in session '{session_id}'")
     return row
+
+
+def _check_kind_kept(current: MessageRecord, merged: dict[str, Any], changes: dict[str, Any]) -> None:
+    """Refuses an amendment that would give the message another kind when it is read (opencode's summary
+    marks on an assistant message): the kind was checked against the caller's role, indexed and used to place
+    the live history when the message was written, so a writer could otherwise turn its own message into a
+    compaction summary."""
+    kind, _ = infer_kind(current.role, current.content, merged)
+    if kind != current.kind:
+        # runtimeKind is refused before, so the change is one of these marks.
+        key = next(key for key in changes if key in SUMMARY_MARKS)
+        raise InvalidInput(
+            f"metadata.{key}: would make this {current.kind} message a {kind}; a message's kind is fixed when "
+            "it is written",
+            field=f"metadata.{key}",
+        )
 
 
 def _check_amended_size(content: object, merged: dict[str, Any], settings: Settings) -> None:
