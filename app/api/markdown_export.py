@@ -7,6 +7,7 @@ first from the view and are turned around here).
 """
 
 from collections.abc import AsyncIterator
+from urllib.parse import quote
 
 from fastapi import Request, Response
 
@@ -36,10 +37,17 @@ def markdown_response(
         following = request.url.remove_query_params(["after", "before"]).include_query_params(
             **{"before" if walk.backwards else "after": walk.next_cursor(answer.seqs) or ""}
         )
-        target = f"{following.path}?{following.query}"
+        target = f"{next_page_path(request)}?{following.query}"
         headers = {**headers, "Link": f'<{target}>; rel="next"'}
         blocks.append(continuation_note(target))
     return Response("\n\n".join(blocks) + "\n", media_type=MEDIA_TYPE, headers=headers)
+
+
+def next_page_path(request: Request) -> str:
+    """The path as a URL writes it: the session id in it is any printable text, which a header (Latin-1 only,
+    where ``>`` and ``;`` end a link) and a Markdown link (where ``)`` or a space ends it) take only
+    percent-encoded. The decoded path holds no ``/`` but the separators, since ids cannot."""
+    return quote(request.scope["path"], safe="/")
 
 
 def walk_blocks(projection: Projection, walk: Walk) -> list[str]:
