@@ -26,10 +26,12 @@ def markdown_response(
     request: Request,
     headers: dict[str, str],
     rest: AsyncIterator[Projection] | None,
+    *,
+    redact: bool,
 ) -> Response:
     """``rest``: the pages after the first, streamed into the same document; ``None``: this page only, which
     links to the next one while there is more. The title opens a walk that starts without a cursor."""
-    title = title_block(answer.session.title) if walk.given_cursor is None else []
+    title = title_block(answer.session.title, redact=redact) if walk.given_cursor is None else []
     blocks = [*title, *walk_blocks(answer.projection, walk)]
     if rest is not None:
         return ClosingStreamingResponse(_chunks(blocks, rest, walk), media_type=MEDIA_TYPE, headers=headers)

@@ -13,19 +13,23 @@ import orjson
 
 from app.engine.kinds import Kind
 from app.projections.framing import fence_for
+from app.projections.redaction import redact_text
 from app.projections.types import ProjectedMessage, Projection
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 HEADINGS: dict[str, str] = {"system": "System", "user": "User", "assistant": "Assistant", "tool": "Tool"}
 
 
-def render_markdown(projection: Projection, *, title: str | None = None) -> str:
-    return "\n\n".join([*title_block(title), *markdown_blocks(projection)]) + "\n"
+def render_markdown(projection: Projection, *, title: str | None = None, redact: bool = False) -> str:
+    return "\n\n".join([*title_block(title, redact=redact), *markdown_blocks(projection)]) + "\n"
 
 
-def title_block(title: str | None) -> list[str]:
-    """The document's heading, when the session has a title."""
-    return [utf8_text(f"# {title}")] if title else []
+def title_block(title: str | None, *, redact: bool) -> list[str]:
+    """The document's heading, when the session has a title; redacted with the export, as a title may name a
+    secret as well as a message does (the projection's messages are redacted already, the title is not in it)."""
+    if not title:
+        return []
+    return [utf8_text(f"# {redact_text(title) if redact else title}")]
 
 
 def markdown_blocks(projection: Projection) -> list[str]:

@@ -130,6 +130,27 @@ async def test_a_reader_key_gets_exports_redacted_even_when_it_asks_otherwise(ke
     assert unasked.headers["etag"] != plain.headers["etag"]
 
 
+async def test_a_redacted_markdown_export_masks_a_secret_in_the_sessions_title(keyed_app: FastAPI) -> None:
+    async with http_client(keyed_app, WRITER) as writer:
+        title = f"deploy with {SECRETS['github']}"
+        assert (await writer.post("/sessions", json={"id": "s1", "title": title})).status_code == 201
+        await writer.post("/sessions/s1/messages", json={"messages": history_with_secrets()})
+    markdown = {"view": "export", "format": "markdown"}
+    async with http_client(keyed_app, READER) as reader, http_client(keyed_app, RUNTIME) as runtime:
+        answers = [
+            await reader.get("/sessions/s1/projection", params=markdown),
+            await reader.get("/sessions/s1/projection", params={**markdown, "limit": "1"}),
+            await reader.get("/sessions/s1/projection", params={**markdown, "order": "desc"}),
+            await runtime.get("/sessions/s1/projection", params={**markdown, "redact": "true"}),
+        ]
+        plain = await runtime.get("/sessions/s1/projection", params=markdown)
+    for answer in answers:
+        assert answer.status_code == 200
+        assert answer.text.startswith("# deploy with [REDACTED"), answer.text[:80]
+        assert [name for name, secret in SECRETS.items() if secret in answer.text] == []
+    assert plain.text.startswith(f"# {title}\n")
+
+
 async def test_an_operator_may_let_reader_keys_choose(trust_app: AppFactory) -> None:
     async with trust_app(api_keys=orjson.dumps(API_KEYS).decode(), redact_reader_exports=False) as application:
         await seeded_with_secrets(application)

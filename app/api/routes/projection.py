@@ -63,7 +63,7 @@ async def get_projection(
         return Response(status_code=304, headers=cache_headers(answer.etag))
     if is_markdown(query):
         rest = later_pages(database, principal.tenant_id, asked, answer) if query.limit is None else None
-        return markdown_response(answer, walk, request, cache_headers(answer.etag), rest)
+        return markdown_response(answer, walk, request, cache_headers(answer.etag), rest, redact=query.redact)
     return view_response(query, answer, walk)
 
 
