@@ -39,7 +39,8 @@ ROLE_RANK: dict[AccessRole, int] = {"reader": 0, "writer": 1, "runtime": 2}
 """Each role may do all that the one below it may."""
 
 RUNTIME_ONLY_METADATA = ("compactedAt",)
-"""Metadata only the runtime may amend: ``compactedAt`` marks a pruned tool result, and pruning is its job."""
+"""Metadata only the runtime may write or amend: ``compactedAt`` marks a pruned tool result (the views stub it,
+analytics count it as pruned), and pruning is its job."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +64,14 @@ class Principal:
     def may_write_kind(self, kind: Kind) -> bool:
         return self.role == "runtime" or kind not in RESERVED_RUNTIME_KINDS
 
-    def require_may_amend(self, metadata: dict[str, Any]) -> None:
-        """Refuses, naming the field, an amendment of metadata that only the runtime may change."""
-        if self.role == "runtime":
+    def require_may_set(self, metadata: dict[str, Any] | None, where: str) -> None:
+        """Refuses, naming the field (``where`` is the metadata's), metadata that only the runtime may write,
+        in an append as in an amendment."""
+        if self.role == "runtime" or not metadata:
             return
         for key in RUNTIME_ONLY_METADATA:
             if key in metadata:
-                raise Forbidden(f"metadata.{key}: only a runtime key may set it (pruning)", field=f"metadata.{key}")
+                raise Forbidden(f"{where}.{key}: only a runtime key may set it (pruning)", field=f"{where}.{key}")
 
 
 LOCAL_PRINCIPAL = Principal(tenant_id=DEFAULT_TENANT, role="runtime")

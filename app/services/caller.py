@@ -1,5 +1,5 @@
 """Who a service acts for, as the services need it: the tenant, whether it may write a kind, and whether it
-may amend the metadata it asks to."""
+may write the metadata it asks to."""
 
 from typing import Any, Protocol
 
@@ -14,6 +14,7 @@ class Caller(Protocol):
         """Reserved runtime kinds (compaction records, reminders) are the runtime's to write."""
         ...
 
-    def require_may_amend(self, metadata: dict[str, Any]) -> None:
-        """Refuses, naming the field, metadata only the runtime may amend (``compactedAt`` marks pruning)."""
+    def require_may_set(self, metadata: dict[str, Any] | None, where: str) -> None:
+        """Refuses, naming the field under ``where``, metadata only the runtime may write (``compactedAt``
+        marks pruning)."""
         ...

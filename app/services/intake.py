@@ -72,6 +72,7 @@ def prepare_batch(inputs: list[MessageInput], caller: Caller, settings: Settings
         kind, _ = infer_kind(message.role, content, message.metadata)
         if not caller.may_write_kind(kind):
             raise Forbidden(f"{where}.metadata.runtimeKind: only a runtime key may write {kind}", field=where)
+        caller.require_may_set(message.metadata, f"{where}.metadata")
         refuse_unaddressable(message.id, f"{where}.id")
         refuse_unaddressable(message.run_id, f"{where}.runId")
         message_id = message.id or next(fresh_ids)

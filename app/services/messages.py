@@ -116,7 +116,7 @@ async def amend_message(
     database: Database, caller: Caller, settings: Settings, session_id: str, message_id: str, changes: dict[str, Any]
 ) -> MessageRecord:
     """Merges ``changes`` into the metadata (null removes a key); content and kind never change."""
-    caller.require_may_amend(changes)
+    caller.require_may_set(changes, "metadata")
     measured = measure(changes, "metadata", settings.max_json_depth)
     for key in IMMUTABLE_METADATA_KEYS:
         if key in changes:

@@ -317,3 +317,19 @@ async def test_only_a_runtime_key_marks_a_tool_result_pruned_by_amending_it(keye
         assert "compactedAt" not in (await writer.get("/sessions/s1/messages/m2")).json()["metadata"]
         assert (await runtime.patch("/sessions/s1/messages/m2", json=pruned)).status_code == 200
         assert (await writer.patch("/sessions/s1/messages/m2", json={"metadata": {"seen": False}})).status_code == 200
+
+
+async def test_a_writer_cannot_append_a_tool_result_already_marked_pruned(keyed_app: FastAPI) -> None:
+    async with http_client(keyed_app, WRITER) as writer, http_client(keyed_app, RUNTIME) as runtime:
+        await writer.post("/sessions", json={"id": "s1"})
+        pruned = {
+            **tool_result("c1", "read_file", "text", id="m2"),
+            "metadata": {"compactedAt": "2026-01-01T00:00:00Z"},
+        }
+        batch = [tool_call("c1", "read_file", id="m1", path="a"), pruned]
+        refused = await writer.post("/sessions/s1/messages", json={"messages": batch})
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["field"] == "messages[1].metadata.compactedAt"
+        assert (await writer.get("/sessions/s1")).json()["messageCount"] == 0
+        assert (await writer.get("/sessions/s1/analytics")).json()["prunes"] == {"passes": 0, "results": 0}
+        assert (await runtime.post("/sessions/s1/messages", json={"messages": batch})).status_code == 201
