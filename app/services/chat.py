@@ -120,10 +120,12 @@ async def build_chat(
     tenant_id: str,
     ask: ChatAsk,
     *,
+    remember: bool,
     reuse: WindowReuse | None = None,
 ) -> ChatAnswer:
     """The payload, its context report, and the prefix it shares with the previous request of the same
-    parameters (remembered per session in one small row, written after building). ``reuse``: windows kept
+    parameters (remembered per session in one small row, written after building when ``remember``: a caller
+    who may not write, a reader, neither adds rows nor replaces the runtime's). ``reuse``: windows kept
     between turns (``app.services.window_reuse``). The build itself (model view, payload, count) runs in a
     worker thread within the view time budget when the window is large."""
     adapter_for(ask.provider)
@@ -162,7 +164,8 @@ async def build_chat(
     if previous is not None and measured is not None and not built.unchanged:
         then = HistoryState(previous.revision, previous.boundary_id, previous.pruned)
         broke = prefix_break(then, now, previous_tokens=measured.tokens, mutated=bool(ask.mutations))
-    await _remember_prefix(database, tenant_id, ask.session_id, params, built, now)
+    if remember:
+        await _remember_prefix(database, tenant_id, ask.session_id, params, built, now)
     return ChatAnswer(built, report, asked.agent, broke, snapshot.weight)
 
 

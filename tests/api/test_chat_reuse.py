@@ -151,7 +151,9 @@ async def chat_bytes(
     state = app.state
     # Every cache breakpoint placed whatever the prompt's length: the marks go into the history's blocks.
     marking = state.settings.model_copy(update={"cache_min_tokens": 0})
-    answer = await build_chat(state.database, state.model_windows, marking, DEFAULT_TENANT, ask, reuse=reuse)
+    answer = await build_chat(
+        state.database, state.model_windows, marking, DEFAULT_TENANT, ask, remember=True, reuse=reuse
+    )
     built = answer.request
     body = {
         "payload": built.payload,

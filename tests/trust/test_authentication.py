@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import select
 
+from app.store.tables import prompt_prefixes
 from tests.api.wire import assistant, tool_call, tool_result, user
 from tests.trust.conftest import AppFactory, http_client, raw_request
 from tests.trust.keys import OTHER_TENANT, READER, RUNTIME, WRITER
@@ -333,3 +335,25 @@ async def test_a_writer_cannot_append_a_tool_result_already_marked_pruned(keyed_
         assert (await writer.get("/sessions/s1")).json()["messageCount"] == 0
         assert (await writer.get("/sessions/s1/analytics")).json()["prunes"] == {"passes": 0, "results": 0}
         assert (await runtime.post("/sessions/s1/messages", json={"messages": batch})).status_code == 201
+
+
+async def test_a_readers_chat_payloads_write_nothing_and_leave_the_runtimes_prefix_in_place(
+    keyed_app: FastAPI,
+) -> None:
+    await seeded(keyed_app)
+
+    async def remembered() -> list[tuple[str, int]]:
+        async with keyed_app.state.database.reading() as connection:
+            rows = await connection.execute(select(prompt_prefixes.c.params_hash, prompt_prefixes.c.revision))
+            return [(row.params_hash, row.revision) for row in rows]
+
+    ask = {"sessionId": "s1", **CHAT_TARGET, "system": "Be brief."}
+    async with http_client(keyed_app, RUNTIME) as runtime, http_client(keyed_app, READER) as reader:
+        assert (await runtime.post("/chat", json=ask)).status_code == 200
+        kept = await remembered()
+        assert len(kept) == 1
+        await runtime.post("/sessions/s1/messages", json={"messages": [user("more", id="m2")]})
+        # The same parameters (it would replace the runtime's row) and others (it would add rows).
+        for system in ("Be brief.", "One", "Two", "Three"):
+            assert (await reader.post("/chat", json={**ask, "system": system})).status_code == 200
+        assert await remembered() == kept

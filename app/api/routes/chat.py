@@ -21,7 +21,13 @@ async def chat(
     ask = chat_ask(body)
     state = request.app.state
     answer = await build_chat(
-        database, state.model_windows, settings, principal.tenant_id, ask, reuse=state.window_reuse
+        database,
+        state.model_windows,
+        settings,
+        principal.tenant_id,
+        ask,
+        remember=principal.may_act_as("writer"),
+        reuse=state.window_reuse,
     )
     built = answer.request
     wire = {
