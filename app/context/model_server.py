@@ -9,6 +9,7 @@ timeout per ``failure_ttl_seconds``, not one per request.
 """
 
 import asyncio
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -47,6 +48,15 @@ class _Listing:
     fetched_at: float
     windows: Mapping[str, int | None]
     problem: str | None
+
+
+_USERINFO = re.compile(r"(?<=//)[^/?#@\s]*@")
+
+
+def shown(text: str) -> str:
+    """``text`` (a server's URL, or a note naming one) without the ``user:password@`` a configured URL may
+    carry: notes and errors reach any caller, and the credentials are the operator's."""
+    return _USERINFO.sub("", text)
 
 
 def models_url(base_url: str) -> str:
@@ -163,14 +173,15 @@ class ModelServerWindows:
         """``server``'s window for ``model``, or ``tokens=None`` with the reason; never raises."""
         url = models_url(server.base_url)
         listing = await self._listing(server, url)
+        named = shown(url)
         if listing.problem is not None:
-            return ServerAnswer(None, url, f"model server {url} gave no window: {listing.problem}")
+            return ServerAnswer(None, named, shown(f"model server {named} gave no window: {listing.problem}"))
         if model not in listing.windows:
-            return ServerAnswer(None, url, f"model server {url} does not list model {model!r}")
+            return ServerAnswer(None, named, f"model server {named} does not list model {model!r}")
         tokens = listing.windows[model]
         if tokens is None:
-            return ServerAnswer(None, url, f"model server {url} lists {model!r} without max_model_len")
-        return ServerAnswer(tokens, url)
+            return ServerAnswer(None, named, f"model server {named} lists {model!r} without max_model_len")
+        return ServerAnswer(tokens, named)
 
     async def resolve(self, provider: str | None, model: str | None, *, session_tokens: int | None) -> ContextWindow:
         """The window by the one order: server, configured per model, session, catalog, none."""

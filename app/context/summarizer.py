@@ -15,7 +15,7 @@ import httpx
 
 from app.context.config import SummarizerConfig
 from app.context.errors import SummarizerError
-from app.context.model_server import chat_completions_url, http_timeout
+from app.context.model_server import chat_completions_url, http_timeout, shown
 from app.context.summary_prompt import (
     Transcript,
     build_summary_messages,
@@ -128,6 +128,7 @@ class Summarizer:
     async def _post(self, body: dict[str, Any]) -> Any:
         config = self._config
         url = chat_completions_url(config.server.base_url)
+        named = shown(url)
         headers = {"Accept": "application/json"}
         if config.server.api_key:
             headers["Authorization"] = f"Bearer {config.server.api_key}"
@@ -137,21 +138,21 @@ class Summarizer:
                     url, json=body, headers=headers, timeout=http_timeout(config.timeouts)
                 )
         except (TimeoutError, httpx.TimeoutException) as error:
-            raise SummarizerError("timeout", f"the summariser at {url} did not answer in time") from error
+            raise SummarizerError("timeout", f"the summariser at {named} did not answer in time") from error
         except (httpx.HTTPError, httpx.InvalidURL) as error:
             raise SummarizerError(
-                "unreachable", f"the summariser at {url} is unreachable ({type(error).__name__})"
+                "unreachable", f"the summariser at {named} is unreachable ({type(error).__name__})"
             ) from error
         if response.status_code != 200:
             # The server's own words (vLLM: "This model's maximum context length is ...") say what to fix.
             said = " ".join(response.text.split())[:300]
             raise SummarizerError(
-                "http_status", f"the summariser at {url} answered HTTP {response.status_code}: {said}"
+                "http_status", f"the summariser at {named} answered HTTP {response.status_code}: {said}"
             )
         try:
             return response.json()
         except ValueError as error:
-            raise SummarizerError("bad_response", f"the summariser at {url} did not answer JSON") from error
+            raise SummarizerError("bad_response", f"the summariser at {named} did not answer JSON") from error
 
     def _read(self, answer: Any) -> SummaryResult:
         try:

@@ -278,3 +278,16 @@ async def test_the_summarizers_window_is_configured_else_served_else_the_catalog
     known = SummarizerConfig(ModelServer(model_server.base_url), "claude-haiku-4-5")
     assert await windows.summarizer_window(known) == 200_000
     assert await windows.summarizer_window(SummarizerConfig(ModelServer(unused_base_url()), "unknown")) is None
+
+
+async def test_a_servers_credentials_never_reach_a_note(model_server: FakeModelServer) -> None:
+    listed = model_server.base_url.replace("http://", "http://admin:hunter2@")
+    unreachable = unused_base_url().replace("http://", "http://admin:hunter2@")
+    for base_url, model in ((listed, "not-served"), (unreachable, "qwen-coder")):
+        probe = ModelServerWindows(config(base_url, timeouts=ROOMY))
+        try:
+            answer = await probe.lookup("vllm", model)
+        finally:
+            await probe.aclose()
+        assert answer.tokens is None and answer.notes
+        assert "hunter2" not in f"{answer.url} {answer.notes}" and "admin" not in f"{answer.url} {answer.notes}"

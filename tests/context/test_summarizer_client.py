@@ -193,3 +193,14 @@ async def test_a_window_with_no_room_beside_the_answer_is_refused_before_any_req
         await summarizer.aclose()
     assert error.value.reason == "window_too_small"
     assert model_server.requests_to(CHAT_PATH) == []
+
+
+async def test_a_summarizers_credentials_never_reach_an_error(model_server: FakeModelServer) -> None:
+    model_server.fail(CHAT_PATH)
+    summarizer = summarizer_for(model_server.base_url.replace("http://", "http://admin:hunter2@"))
+    try:
+        with pytest.raises(SummarizerError) as error:
+            await summarizer.summarize(CHAT)
+    finally:
+        await summarizer.aclose()
+    assert error.value.reason == "http_status" and "hunter2" not in error.value.detail
