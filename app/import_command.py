@@ -26,6 +26,7 @@ SUFFIXES = {
     "openai-chat": (".json",),
     "anthropic-messages": (".json",),
     "ai-sdk": (".json",),
+    "projector": (".jsonl",),
 }
 CONTENT_TYPES = {".jsonl": "application/x-ndjson", ".json": "application/json"}
 TIMEOUT_SECONDS = 300.0

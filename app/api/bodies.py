@@ -11,9 +11,11 @@ from app.api.schemas import (
     AppendMessagesRequest,
     ChatRequestBody,
     ClientId,
+    CreateRunRequest,
     MessageIn,
     MessageInBody,
     ModelRefObject,
+    PatchRunRequest,
 )
 from app.context.cache_report import PrefixBreak
 from app.errors import InvalidInput
@@ -22,7 +24,7 @@ from app.projections.types import Diagnostics, ProjectedMessage, ProjectedMetada
 from app.providers.caching import check_cached_content, parse_cache
 from app.services.chat import ChatAsk
 from app.services.compaction import Compacted
-from app.services.imports import ImportOutcome, WireReaders
+from app.services.imports import ImportOutcome, RunToImport, WireReaders
 from app.services.intake import MessageInput
 from app.store.records import MessageRecord, RunRecord, SessionRecord
 
@@ -63,11 +65,28 @@ def _read(adapter: TypeAdapter[Any], value: Any, prefix: str) -> Any:
         raise InvalidInput(f"{where}: {first['message']}", field=where) from None
 
 
+_RUN_IN: TypeAdapter[CreateRunRequest] = TypeAdapter(CreateRunRequest)
+CREATE_RUN_FIELDS = tuple(CreateRunRequest.model_fields)
+_RUN_END: TypeAdapter[PatchRunRequest] = TypeAdapter(PatchRunRequest)
+
+
+def _run_to_import(body: dict[str, Any]) -> RunToImport:
+    """An archived run read as ``POST /runs`` reads its settings and ``PATCH`` how it ended."""
+    created = _read(_RUN_IN, {key: body[key] for key in CREATE_RUN_FIELDS if key in body}, "run")
+    ending = {key: body[key] for key in ("usage", "result") if body.get(key) is not None}
+    ended = _read(_RUN_END, ending, "run")
+    return RunToImport(
+        str(created.id), created.model_dump(exclude={"id"}), ended.model_dump(exclude_unset=True, exclude={"metadata"})
+    )
+
+
 IMPORT_READERS = WireReaders(
     message=lambda body: _message_input(_read(_MESSAGE_IN, body, "")),
     session_id=lambda value: str(_read(_SESSION_ID, value, "sessionId")),
+    run=_run_to_import,
 )
-"""An imported message is checked exactly as an appended one, and a session id as a client-given one."""
+"""An imported message is checked exactly as an appended one, a session id as a client-given one, and an
+archived run as a created one."""
 
 
 def chat_ask(body: ChatRequestBody) -> ChatAsk:
@@ -237,6 +256,7 @@ def import_body(outcome: ImportOutcome) -> dict[str, Any]:
                     for refused in session.refused
                 ],
                 "pending": session.pending,
+                "runsCreated": session.runs_created,
             }
             for session in outcome.sessions
         ],

@@ -533,7 +533,7 @@ class PruneRequest(WireModel):
     protected_tools: list[str] | None = None
 
 
-ImportFormat = Literal["claude-code", "opencode", "pi", "openai-chat", "anthropic-messages", "ai-sdk"]
+ImportFormat = Literal["claude-code", "opencode", "pi", "openai-chat", "anthropic-messages", "ai-sdk", "projector"]
 
 
 class ImportQuery(WireModel):
@@ -565,6 +565,7 @@ class SessionImportOut(WireModel):
     changed: list[str] = Field(description="Ids stored before with other content; the stored message is kept.")
     refused: list[RefusedMessageOut]
     pending: int = Field(description="With live: messages left for the next import, as a later line may change them.")
+    runs_created: list[str] = Field(description="Runs an archive brought that the session did not hold yet.")
 
 
 class LineOut(WireModel):

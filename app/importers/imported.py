@@ -23,12 +23,15 @@ class ImportedMessage:
     content: Content
     metadata: dict[str, Any]
     created_at: datetime | None
+    run_id: str | None = None
 
     def to_append(self) -> dict[str, Any]:
         """The message as the append endpoint takes it (camelCase JSON)."""
         out: dict[str, Any] = {"id": self.id, "role": self.role, "content": self.content, "metadata": self.metadata}
         if self.created_at is not None:
             out["createdAt"] = self.created_at.isoformat()
+        if self.run_id is not None:
+            out["runId"] = self.run_id
         return out
 
 
@@ -36,14 +39,18 @@ class ImportedMessage:
 class ImportedSession:
     id: str
     title: str | None
-    model: str | None
-    """``provider/modelId`` of the newest answer the source names, when it names one."""
+    model: str | dict[str, Any] | None
+    """``provider/modelId`` of the newest answer the source names, when it names one (an archive keeps the
+    session's as it was written, an opencode reference object too)."""
     metadata: dict[str, Any]
     messages: list[ImportedMessage]
     settled: int
     """How many leading messages no later line of the source can change. A live file may still be writing
     the rest (an answer streamed over several lines), so following a file appends only ``messages[:settled]``
     and reads the others again when the file has grown."""
+    context_window_tokens: int | None = None
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    """Runs as ``GET /sessions/{id}/runs`` answers them (an archive's), created before the messages."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ returns; it never reads files or the database itself.
 from collections.abc import Callable, Mapping
 
 from app.errors import InvalidInput
-from app.importers import ai_sdk, anthropic_messages, claude_code, openai_chat, opencode, pi
+from app.importers import ai_sdk, anthropic_messages, archive, claude_code, openai_chat, opencode, pi
 from app.importers.imported import ImportRefused, ImportResult
 from app.importers.options import ImportOptions
 from app.importers.unexpected import log
@@ -21,6 +21,7 @@ IMPORTERS: Mapping[str, Importer] = {
     openai_chat.FORMAT: openai_chat.parse,
     anthropic_messages.FORMAT: anthropic_messages.parse,
     ai_sdk.FORMAT: ai_sdk.parse,
+    archive.FORMAT: archive.parse,
 }
 FORMATS: tuple[str, ...] = tuple(IMPORTERS)
 

@@ -30,6 +30,7 @@ from app.store.database import Database
 from app.store.events import Notice, NoticeKind, notify
 from app.store.live_start import changes_live_start
 from app.store.messages import MessageRepository, NewMessage
+from app.store.runs import RunRepository
 from app.store.sessions import SessionRepository
 from app.store.storable import refuse_unaddressable
 
@@ -42,6 +43,17 @@ class WireReaders:
     """One ``ImportedMessage.to_append()`` read as the append endpoint reads a message."""
     session_id: Callable[[str], str]
     """A session id the API can address."""
+    run: Callable[[dict[str, Any]], "RunToImport"]
+    """An archived run read as the run endpoints read one."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunToImport:
+    id: str
+    settings: dict[str, Any]
+    """As ``POST /sessions/{id}/runs`` takes them, by their wire names."""
+    ending: dict[str, Any]
+    """``usage`` and ``result`` as ``PATCH`` takes them; empty for a run that had none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +78,7 @@ class SessionImport:
     """Messages the append checks refuse (too large, nested too deep, a part the schema lacks...)."""
     pending: int = 0
     """``live`` only: messages a later line may still change, left for the next import."""
+    runs_created: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +88,7 @@ class ImportOutcome:
 
     @property
     def wrote(self) -> bool:
-        return any(session.created or session.stored for session in self.sessions)
+        return any(session.created or session.stored or session.runs_created for session in self.sessions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +96,7 @@ class _Prepared:
     session: ImportedSession
     outcome: SessionImport
     messages: list[NewMessage]
+    runs: list[RunToImport]
 
 
 async def import_file(
@@ -130,6 +144,7 @@ def _prepare(
     refuse_unaddressable(session.id, "sessionId")
     fields = {"title": session.title, "metadata": session.metadata, "model": session.model}
     check_row_fields(fields, settings)
+    runs = [_run(readers, run, settings) for run in session.runs]
     taken = session.messages[: session.settled] if live else session.messages
     outcome = SessionImport(session.id, pending=len(session.messages) - len(taken))
     messages: list[NewMessage] = []
@@ -148,7 +163,18 @@ def _prepare(
                     f"message {message.id}: {error.detail}", field="body", messageId=message.id
                 ) from None
             outcome.refused.append(_refusal(message, error))
-    return _Prepared(session, outcome, messages)
+    return _Prepared(session, outcome, messages, runs)
+
+
+def _run(readers: WireReaders, archived: dict[str, Any], settings: Settings) -> RunToImport:
+    """A run refused refuses the file: the messages that name it would otherwise name none."""
+    try:
+        run = readers.run(archived)
+        check_row_fields({**run.settings, **run.ending}, settings)
+    except ProjectorError as error:
+        run_id = archived.get("id")
+        raise InvalidInput(f"run {run_id!r}: {error.detail}", field="body", runId=run_id) from None
+    return run
 
 
 def _refuse_repeat(earlier: NewMessage, repeat: NewMessage) -> None:
@@ -174,13 +200,23 @@ async def _store(database: Database, tenant_id: str, settings: Settings, prepare
     session, outcome = prepared.session, prepared.outcome
     async with database.transaction() as connection:
         created = await SessionRepository(connection, tenant_id).create(
-            session.id, title=session.title, metadata=session.metadata, model=session.model, context_window_tokens=None
+            session.id,
+            title=session.title,
+            metadata=session.metadata,
+            model=session.model,
+            context_window_tokens=session.context_window_tokens,
         )
         outcome.created = created is not None
         repository = MessageRepository(connection, tenant_id)
         last_seq = await repository.lock_session(session.id)
         if last_seq is None:
             raise NotFound(f"session '{session.id}' was deleted while it was imported")
+        runs = RunRepository(connection, tenant_id)
+        for run in prepared.runs:
+            if await runs.create(session.id, run.id, run.settings) is not None:
+                outcome.runs_created.append(run.id)
+                if run.ending:
+                    await runs.amend(session.id, run.id, run.ending)
         first_seq = last_seq + 1
         compacting = changes_live_start([message.kind for message in prepared.messages])
         live_start = await repository.stored_live_start(session.id) if compacting else None

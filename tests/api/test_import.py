@@ -31,8 +31,13 @@ FORMATS: dict[str, Callable[[], bytes]] = {
     "openai-chat": samples.openai_chat,
     "anthropic-messages": samples.anthropic_messages,
     "ai-sdk": samples.ai_sdk,
+    "projector": samples.projector,
 }
-CONTENT_TYPES = {"claude-code": "application/x-ndjson", "pi": "application/octet-stream"}
+CONTENT_TYPES = {
+    "claude-code": "application/x-ndjson",
+    "pi": "application/octet-stream",
+    "projector": "application/x-ndjson",
+}
 
 
 async def post_file(

@@ -132,8 +132,9 @@ def check_payloads(session: ImportedSession, run: PayloadRun) -> None:
 
 
 def model_for(provider: str, session: ImportedSession) -> str:
-    if provider == "anthropic" and session.model and session.model.startswith("anthropic/"):
-        return session.model.removeprefix("anthropic/")
+    named = session.model
+    if provider == "anthropic" and isinstance(named, str) and named.startswith("anthropic/"):
+        return named.removeprefix("anthropic/")
     return MODELS[provider]
 
 

@@ -350,6 +350,83 @@ def ai_sdk() -> bytes:
     return json.dumps(body).encode()
 
 
+def projector() -> bytes:
+    """An archive as ``GET /sessions/{id}/archive`` writes it: the session, its run, its messages."""
+    at = "2026-12-01T10:00:00+00:00"
+    lines: list[dict[str, object]] = [
+        {
+            "type": "session",
+            "format": "projector-archive",
+            "version": 1,
+            "id": "s-archived",
+            "title": "Weather",
+            "metadata": {"team": "x"},
+            "model": "anthropic/claude-sonnet-4-5",
+            "contextWindowTokens": 200000,
+            "lastSeq": 4,
+            "messageCount": 4,
+            "createdAt": at,
+            "updatedAt": at,
+        },
+        {
+            "type": "run",
+            "id": "run-1",
+            "sessionId": "s-archived",
+            "agent": "build",
+            "model": None,
+            "system": "Be brief.",
+            "tools": None,
+            "variant": None,
+            "format": None,
+            "usage": {"outputTokens": 9},
+            "result": None,
+            "metadata": {},
+            "createdAt": at,
+            "updatedAt": at,
+        },
+    ]
+    messages = [
+        ("m1", "user", "Weather in Oslo?", {}),
+        (
+            "m2",
+            "assistant",
+            [{"type": "tool-call", "toolCallId": "call_p1", "toolName": "weather", "input": {"city": "Oslo"}}],
+            {},
+        ),
+        (
+            "m3",
+            "tool",
+            [
+                {
+                    "type": "tool-result",
+                    "toolCallId": "call_p1",
+                    "toolName": "weather",
+                    "output": {"type": "text", "value": "4 C"},
+                }
+            ],
+            {},
+        ),
+        ("m4", "assistant", "4 C.", {"usage": {"inputTokens": 20, "outputTokens": 3}}),
+    ]
+    for seq, (message_id, role, content, metadata) in enumerate(messages, start=1):
+        lines.append(
+            {
+                "type": "message",
+                "id": message_id,
+                "sessionId": "s-archived",
+                "seq": seq,
+                "role": role,
+                "kind": "",
+                "content": content,
+                "metadata": metadata,
+                "runId": "run-1",
+                "createdAt": at,
+                "tokenEstimate": 1,
+            }
+        )
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
 SAMPLES = {
     "claude-code": claude_code,
     "pi": pi,
@@ -357,4 +434,5 @@ SAMPLES = {
     "openai-chat": openai_chat,
     "anthropic-messages": anthropic_messages,
     "ai-sdk": ai_sdk,
+    "projector": projector,
 }

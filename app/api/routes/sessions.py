@@ -1,18 +1,24 @@
 """Sessions: create, list (cursor), read, delete."""
 
-from typing import Annotated, Literal
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Response
 
-from app.api.bodies import session_body
+from app.api.bodies import message_body, run_body, session_body
 from app.api.cursors import read_session_cursor, session_cursor
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.off_loop import OffLoopRoute
 from app.api.paging import page_limit
-from app.api.responses import OrjsonResponse
+from app.api.responses import OrjsonResponse, encode_json
 from app.api.schemas import CreateSessionRequest, PathId, SessionOut, SessionPage
-from app.services import sessions
+from app.api.streaming import ClosingStreamingResponse
+from app.importers.archive import MARK as ARCHIVE_MARK
+from app.importers.archive import VERSION as ARCHIVE_VERSION
+from app.services import archive, sessions
+from app.store.records import RunRecord
 
 router = APIRouter(route_class=OffLoopRoute, prefix="/sessions", tags=["sessions"])
 
@@ -61,6 +67,39 @@ async def list_sessions(
 @router.get("/{session_id}", response_model=SessionOut)
 async def get_session(session_id: PathId, database: DatabaseDep, principal: PrincipalDep) -> Response:
     return OrjsonResponse(session_body(await sessions.get_session(database, principal.tenant_id, session_id)))
+
+
+ARCHIVE_MEDIA_TYPE = "application/x-ndjson"
+
+
+@router.get(
+    "/{session_id}/archive",
+    response_class=ClosingStreamingResponse,
+    responses={200: {"content": {ARCHIVE_MEDIA_TYPE: {}}, "description": "One JSON object a line."}},
+)
+async def archive_session(
+    session_id: PathId, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
+) -> Response:
+    """The whole session, losslessly, for ``POST /sessions/import?format=projector`` here or on another
+    service: a ``session`` line, then a ``run`` line per run, then a ``message`` line per message oldest
+    first, each as the API answers it. Streamed a page at a time, up to the last message when it was asked."""
+    opened = await archive.open_archive(database, settings, principal.tenant_id, session_id)
+    return ClosingStreamingResponse(_archive_lines(opened), media_type=ARCHIVE_MEDIA_TYPE)
+
+
+async def _archive_lines(opened: archive.Archive) -> AsyncIterator[bytes]:
+    head = {"type": "session", "format": ARCHIVE_MARK, "version": ARCHIVE_VERSION, **session_body(opened.session)}
+    yield _lines([head])
+    async for page in opened.pages:
+        bodies = [
+            {"type": "run", **run_body(row)} if isinstance(row, RunRecord) else {"type": "message", **message_body(row)}
+            for row in page
+        ]
+        yield await asyncio.to_thread(_lines, bodies)
+
+
+def _lines(bodies: list[dict[str, Any]]) -> bytes:
+    return b"".join(encode_json(body) + b"\n" for body in bodies)
 
 
 @router.delete("/{session_id}", status_code=204)

@@ -1,0 +1,78 @@
+"""A Projector archive (``GET /sessions/{id}/archive``) as the session it was: the lossless way to move a
+session to another service or tenant.
+
+One JSON object a line, each with a ``type``: the session first, then its runs, then its messages oldest first,
+each as the API answers it. Ids, order, roles, content, metadata (and so kinds, compactions, pruned results),
+times of writing, runs and the run each message names come back as they were. Seqs are given anew from 1 in
+the same order, token estimates are counted again, and the session's and its runs' creation times are when
+they are imported.
+"""
+
+from typing import Any
+
+from app.engine.kinds import ROLES
+from app.engine.timestamps import from_iso
+from app.importers.imported import ImportedMessage, ImportedSession, ImportRefused, ImportResult, Skipped
+from app.importers.options import ImportOptions
+from app.importers.reading import read_json_lines, report_of
+from app.importers.unexpected import reading_line
+
+FORMAT = "projector"
+MARK = "projector-archive"
+"""The session line's ``format``: what tells an archive from any other JSON lines."""
+VERSION = 1
+RUN_FIELDS = ("id", "agent", "model", "system", "tools", "variant", "format", "metadata", "usage", "result")
+"""What of an archived run is imported: its settings, then how it ended."""
+
+
+def parse(data: bytes, options: ImportOptions) -> ImportResult:
+    reading = read_json_lines(data)
+    report = report_of(FORMAT, reading)
+    records = reading.records
+    head = records[0].value if records else None
+    if not isinstance(head, dict) or head.get("type") != "session" or head.get("format") != MARK:
+        raise ImportRefused(records[0].line if records else None, "not a Projector archive (no session line first)")
+    if head.get("version") != VERSION:
+        raise ImportRefused(records[0].line, f"archive version {head.get('version')!r}; this service reads {VERSION}")
+    session_id = options.session_id or head.get("id")
+    if not isinstance(session_id, str):
+        raise ImportRefused(records[0].line, "the session line has no id")
+    window, metadata = head.get("contextWindowTokens"), head.get("metadata")
+    session = ImportedSession(
+        id=session_id,
+        title=head.get("title") if isinstance(head.get("title"), str) else None,
+        model=head.get("model") if isinstance(head.get("model"), str | dict) else None,
+        metadata=metadata if isinstance(metadata, dict) else {},
+        messages=[],
+        settled=0,
+        context_window_tokens=window if isinstance(window, int) and not isinstance(window, bool) else None,
+    )
+    for record in records[1:]:
+        with reading_line(report, record.line):
+            _read(record.line, record.value, session, report.invalid)
+    options.refuse_invalid(report)
+    session.settled = len(session.messages)
+    return ImportResult([session], report)
+
+
+def _read(line: int, value: Any, session: ImportedSession, invalid: list[Skipped]) -> None:
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind == "run" and isinstance(value.get("id"), str):
+        session.runs.append({key: value[key] for key in RUN_FIELDS if key in value})
+    elif kind == "message" and isinstance(value.get("id"), str) and value.get("role") in ROLES:
+        metadata = value.get("metadata")
+        run_id = value.get("runId")
+        session.messages.append(
+            ImportedMessage(
+                value["id"],
+                value["role"],
+                value.get("content"),
+                metadata if isinstance(metadata, dict) else {},
+                from_iso(value.get("createdAt")),
+                run_id if isinstance(run_id, str) else None,
+            )
+        )
+    elif kind == "session":
+        invalid.append(Skipped(line, "a second session line (an archive holds one session)"))
+    else:
+        invalid.append(Skipped(line, f"not an archived run or message (type {kind!r})"))
