@@ -20,13 +20,13 @@ INDEX = "ix_messages_tenant_id_session_id_run_id"
 
 
 def upgrade() -> None:
-    # A large database may have built it beforehand without holding writes (docs/upgrading.md).
+    # A large database may have built it beforehand without holding writes (docs/upgrading.md). Then nothing is
+    # done here: CREATE INDEX IF NOT EXISTS locks the table against writes even when the index exists, and the
+    # lock would be held until every later migration commits.
+    if op.get_bind().scalar(sa.text("SELECT to_regclass(:name)"), {"name": INDEX}) is not None:
+        return
     op.create_index(
-        INDEX,
-        "messages",
-        ["tenant_id", "session_id", "run_id"],
-        postgresql_where=sa.text("run_id IS NOT NULL"),
-        if_not_exists=True,
+        INDEX, "messages", ["tenant_id", "session_id", "run_id"], postgresql_where=sa.text("run_id IS NOT NULL")
     )
 
 

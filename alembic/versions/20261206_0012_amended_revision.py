@@ -21,16 +21,26 @@ depends_on: str | Sequence[str] | None = None
 INDEX = "ix_messages_tenant_id_session_id_amended_revision"
 
 
+COLUMN_EXISTS = sa.text(
+    "SELECT 1 FROM pg_attribute WHERE attrelid = 'messages'::regclass AND attname = 'amended_revision'"
+    " AND NOT attisdropped"
+)
+
+
 def upgrade() -> None:
-    # A large database may have added both beforehand without holding reads or writes (docs/upgrading.md).
-    op.execute("ALTER TABLE messages ADD COLUMN IF NOT EXISTS amended_revision bigint")
-    op.create_index(
-        INDEX,
-        "messages",
-        ["tenant_id", "session_id", "amended_revision"],
-        postgresql_where=sa.text("amended_revision IS NOT NULL"),
-        if_not_exists=True,
-    )
+    # A large database may have added both beforehand without holding reads or writes (docs/upgrading.md). What
+    # exists is left alone: ALTER TABLE ... IF NOT EXISTS takes the table's exclusive lock even when the column
+    # is there (and CREATE INDEX IF NOT EXISTS its write lock), held until every later migration commits.
+    bind = op.get_bind()
+    if bind.scalar(COLUMN_EXISTS) is None:
+        op.add_column("messages", sa.Column("amended_revision", sa.BigInteger()))
+    if bind.scalar(sa.text("SELECT to_regclass(:name)"), {"name": INDEX}) is None:
+        op.create_index(
+            INDEX,
+            "messages",
+            ["tenant_id", "session_id", "amended_revision"],
+            postgresql_where=sa.text("amended_revision IS NOT NULL"),
+        )
 
 
 def downgrade() -> None:

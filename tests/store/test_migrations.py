@@ -290,6 +290,36 @@ async def test_indexes_built_beforehand_as_the_upgrading_guide_says_give_the_sch
         await drop_database(database_server, plain)
 
 
+async def test_an_upgrade_after_the_guides_statements_never_waits_for_a_reader_of_messages(
+    empty_database: str,
+) -> None:
+    """What the guide built beforehand is left alone, so the upgrade takes no lock on ``messages`` that a
+    request's read holds off: ALTER TABLE and CREATE INDEX lock the table even when IF NOT EXISTS finds
+    what they would add, and that lock would last until the upgrade's last migration commits."""
+    await asyncio.to_thread(migrations.upgrade, empty_database, "0010")
+    reader = await asyncpg.connect(plain_dsn(empty_database))
+    watcher = await asyncpg.connect(plain_dsn(empty_database))
+    try:
+        for statement in statements_before_upgrading():
+            await reader.execute(statement)
+        reading = reader.transaction()
+        await reading.start()
+        await reader.execute("SELECT count(*) FROM messages")
+        upgrading = asyncio.create_task(asyncio.to_thread(migrations.upgrade, empty_database))
+        waited_for_the_reader = False
+        while not upgrading.done() and not waited_for_the_reader:
+            waited_for_the_reader = await watcher.fetchval(
+                "SELECT count(*) > 0 FROM pg_locks WHERE relation = 'messages'::regclass AND NOT granted"
+            )
+            await asyncio.sleep(0.05)
+        await reading.rollback()
+        await upgrading
+    finally:
+        await reader.close()
+        await watcher.close()
+    assert not waited_for_the_reader
+
+
 @pytest.mark.parametrize("beforehand", [False, True], ids=["by the migration", "by the guide's batches first"])
 async def test_text_stored_before_markup_was_searchable_becomes_searchable_once(
     empty_database: str, beforehand: bool
