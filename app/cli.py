@@ -9,7 +9,7 @@ import uvicorn
 from app import import_command
 from app.observability import configure_logging
 from app.serving import head_deadline_protocol
-from app.settings import get_settings
+from app.settings import InvalidSettings, Settings, get_settings
 from app.store import migrations
 from app.store.embedded import EmbeddedPostgres
 
@@ -21,7 +21,6 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument("--host", default=None)
     serve.add_argument("--port", type=int, default=None)
     commands.add_parser("migrate", help="apply the migrations to DATABASE_URL (or the embedded database)")
-    settings = get_settings()
     importing = commands.add_parser(
         "import",
         help="send session files to a running service (POST /sessions/import)",
@@ -31,7 +30,7 @@ def main(argv: list[str] | None = None) -> None:
     importing.add_argument("--format", required=True, choices=sorted(import_command.SUFFIXES))
     importing.add_argument(
         "--url",
-        default=os.environ.get("PROJECTOR_URL", f"http://{settings.host}:{settings.port}"),
+        default=os.environ.get("PROJECTOR_URL"),
         help="the service (default: $PROJECTOR_URL, else this machine's serve address)",
     )
     importing.add_argument(
@@ -41,8 +40,10 @@ def main(argv: list[str] | None = None) -> None:
     importing.add_argument("--follow", action="store_true", help="keep importing one live file as it grows")
     importing.add_argument("--interval", type=float, default=1.0, help="seconds between looks at a followed file")
     arguments = parser.parse_args(argv)
+    settings = settings_or_exit()
 
     if arguments.command == "import":
+        arguments.url = arguments.url or f"http://{settings.host}:{settings.port}"
         sys.exit(import_command.run(arguments))
 
     if arguments.command == "migrate":
@@ -62,3 +63,13 @@ def main(argv: list[str] | None = None) -> None:
         timeout_graceful_shutdown=30,
         http=head_deadline_protocol(settings.client_timeout_seconds),
     )
+
+
+def settings_or_exit() -> Settings:
+    """The settings, or the variables that are wrong, one a line, and exit status 2 (as for a bad argument)
+    instead of a traceback."""
+    try:
+        return get_settings()
+    except InvalidSettings as error:
+        print(f"projector: invalid settings\n{error}", file=sys.stderr)
+        sys.exit(2)

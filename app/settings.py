@@ -4,11 +4,22 @@
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 MIB = 1024 * 1024
 
@@ -56,8 +67,10 @@ class Settings(BaseSettings):
 
     migrate_on_start: bool = Field(default=True, description="Apply migrations before serving.")
     host: str = Field(default="127.0.0.1", description="Address `projector serve` binds.")
-    port: int = Field(default=8000, description="Port `projector serve` binds.")
-    log_level: str = Field(default="info", description="debug, info, warning or error.")
+    port: int = Field(default=8000, ge=1, le=65535, description="Port `projector serve` binds.")
+    log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
+        default="info", description="debug, info, warning, error or critical."
+    )
 
     max_body_bytes: int = Field(default=64 * MIB, ge=1, description="Largest request body (413 beyond).")
     client_timeout_seconds: float = Field(
@@ -110,14 +123,14 @@ class Settings(BaseSettings):
     )
 
     # --- Context windows, compaction and pruning ---
-    model_servers_by_provider: dict[str, ModelServerSetting] = Field(
+    model_servers_by_provider: Annotated[dict[str, ModelServerSetting], NoDecode] = Field(
         default_factory=dict,
         description='OpenAI-compatible servers asked for max_model_len, per provider: {"vllm": {"baseUrl": ...}}.',
     )
-    model_servers_by_model: dict[str, ModelServerSetting] = Field(
+    model_servers_by_model: Annotated[dict[str, ModelServerSetting], NoDecode] = Field(
         default_factory=dict, description="The same per model (provider/modelId or modelId); beats the provider's."
     )
-    context_windows: dict[str, int] = Field(
+    context_windows: Annotated[dict[str, int], NoDecode] = Field(
         default_factory=dict, description='Configured windows: {"anthropic/claude-sonnet-4-5": 200000}.'
     )
     window_cache_seconds: float = Field(default=300.0, gt=0, description="How long a server's window is trusted.")
@@ -154,7 +167,9 @@ class Settings(BaseSettings):
     prune_protect_user_turns: int = Field(default=2, ge=0, description="Recent user turns pruning never touches.")
     prune_protect_tool_tokens: int = Field(default=40_000, ge=0, description="Recent tool output kept unpruned.")
     prune_minimum_savings_tokens: int = Field(default=20_000, ge=0, description="Prune only when it saves this.")
-    prune_protected_tools: list[str] = Field(default_factory=lambda: ["skill"], description="Never pruned.")
+    prune_protected_tools: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["skill"], description="Never pruned."
+    )
 
     # --- Trust: API keys, idempotency and CORS ---
     # The keys are secrets: SecretStr keeps them out of reprs and logs. Either setting enables auth.
@@ -201,10 +216,10 @@ class Settings(BaseSettings):
         description="PostgreSQL text search configuration for new messages and for queries ('simple', 'english'...).",
     )
 
-    @field_validator("database_url")
+    @field_validator("database_url", "listen_database_url")
     @classmethod
     def _asyncpg_driver(cls, value: str | None) -> str | None:
-        return None if value is None else asyncpg_url(value)
+        return None if value is None else postgresql_url(value)
 
     @field_validator("database_read_url", mode="before")
     @classmethod
@@ -212,8 +227,36 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             value = [url.strip() for url in value.split(",") if url.strip()]
         if isinstance(value, list):
-            return [asyncpg_url(url) if isinstance(url, str) else url for url in value]
+            return [postgresql_url(url) if isinstance(url, str) else url for url in value]
         return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower_case(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator(
+        "model_servers_by_provider", "model_servers_by_model", "context_windows", "prune_protected_tools", mode="before"
+    )
+    @classmethod
+    def _json(cls, value: object) -> object:
+        """Decoded here rather than by the settings source, whose error names neither the variable nor what is
+        wrong with its JSON."""
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"not JSON: {error}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _default_page_within_maximum(self) -> "Settings":
+        if self.default_page_size > self.max_page_size:
+            raise ValueError(
+                f"PROJECTOR_DEFAULT_PAGE_SIZE ({self.default_page_size}) is above PROJECTOR_MAX_PAGE_SIZE"
+                f" ({self.max_page_size})"
+            )
+        return self
 
     @field_validator("cors_origins", mode="before")
     @classmethod
@@ -234,6 +277,54 @@ def asyncpg_url(url: str) -> str:
     return url
 
 
+def postgresql_url(url: str) -> str:
+    """``url`` for asyncpg, refused at start when it is no PostgreSQL URL, instead of failing when the first
+    connection is made."""
+    converted = asyncpg_url(url.strip())
+    try:
+        driver = make_url(converted).drivername
+    except ArgumentError:
+        raise ValueError("not a URL; expected postgresql://user:pass@host:5432/db") from None
+    if driver != "postgresql+asyncpg":
+        raise ValueError(f"{driver}:// is not PostgreSQL; expected postgresql://user:pass@host:5432/db")
+    return converted
+
+
+class InvalidSettings(ValueError):
+    """The environment holds a setting the service cannot use. The message names each variable as it is set
+    and never repeats a value, since a value may be a secret."""
+
+
+def environment_names() -> dict[str, str]:
+    """The variable each field is read from (``A or B`` for a field read under two names), keyed by every name
+    a validation error may give the field: its own, or its first alias."""
+    names = {}
+    for field, info in Settings.model_fields.items():
+        alias = info.validation_alias
+        if isinstance(alias, AliasChoices):
+            names[field] = names[str(alias.choices[0])] = " or ".join(str(choice) for choice in alias.choices)
+        else:
+            names[field] = f"PROJECTOR_{field.upper()}"
+    return names
+
+
+def describe_invalid(error: ValidationError) -> str:
+    lines = []
+    names = environment_names()
+    for problem in error.errors(include_url=False, include_input=False):
+        location = [str(part) for part in problem["loc"]]
+        if location:
+            location[0] = names.get(location[0], location[0])
+        message = problem["msg"].removeprefix("Value error, ")
+        lines.append(f"{'.'.join(location)}: {message}" if location else message)
+    return "\n".join(lines)
+
+
 @lru_cache
 def get_settings() -> Settings:
-    return Settings()
+    try:
+        return Settings()
+    except ValidationError as error:
+        raise InvalidSettings(describe_invalid(error)) from None
+    except SettingsError as error:
+        raise InvalidSettings(str(error)) from None

@@ -2,7 +2,8 @@
 
 import pytest
 
-from app.settings import Settings
+from app import cli
+from app.settings import InvalidSettings, Settings, get_settings
 
 
 @pytest.mark.parametrize(
@@ -43,3 +44,61 @@ def test_without_read_replicas_every_read_goes_to_the_primary(monkeypatch: pytes
     monkeypatch.delenv("DATABASE_READ_URL", raising=False)
     monkeypatch.delenv("PROJECTOR_DATABASE_READ_URL", raising=False)
     assert Settings(_env_file=None).database_read_url == []
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("PROJECTOR_POOL_SIZE", "-1", "PROJECTOR_POOL_SIZE: Input should be greater than or equal to 1"),
+        ("PROJECTOR_PORT", "eighty", "PROJECTOR_PORT: Input should be a valid integer"),
+        ("PROJECTOR_PORT", "99999", "PROJECTOR_PORT: Input should be less than or equal to 65535"),
+        ("PROJECTOR_LOG_LEVEL", "verbose", "PROJECTOR_LOG_LEVEL: Input should be 'debug', 'info'"),
+        ("PROJECTOR_CONTEXT_WINDOWS", "{bad", "PROJECTOR_CONTEXT_WINDOWS: not JSON: Expecting property name"),
+        ("PROJECTOR_CONTEXT_WINDOWS", '{"m": "big"}', "PROJECTOR_CONTEXT_WINDOWS.m: Input should be a valid integer"),
+        ("PROJECTOR_PRUNE_PROTECTED_TOOLS", "skill,bash", "PROJECTOR_PRUNE_PROTECTED_TOOLS: not JSON"),
+        ("DATABASE_URL", "db.internal:5432", "PROJECTOR_DATABASE_URL or DATABASE_URL: not a URL"),
+        ("DATABASE_URL", "mysql://u@db/x", "PROJECTOR_DATABASE_URL or DATABASE_URL: mysql:// is not PostgreSQL"),
+        ("DATABASE_READ_URL", "postgres://u@r1/x,r2", "PROJECTOR_DATABASE_READ_URL or DATABASE_READ_URL: not a URL"),
+        ("PROJECTOR_LISTEN_DATABASE_URL", "http://db/x", "PROJECTOR_LISTEN_DATABASE_URL: http:// is not PostgreSQL"),
+        ("PROJECTOR_DEFAULT_PAGE_SIZE", "900", "PROJECTOR_DEFAULT_PAGE_SIZE (900) is above PROJECTOR_MAX_PAGE_SIZE"),
+    ],
+)
+def test_an_invalid_setting_stops_the_start_naming_its_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], variable: str, value: str, said: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["migrate"])
+    finally:
+        get_settings.cache_clear()
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith("projector: invalid settings\n")
+    assert said in error
+    assert "Traceback" not in error
+
+
+def test_an_invalid_setting_is_reported_without_its_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value may be a secret (a model server's key under a misspelt name, here), and errors reach logs."""
+    monkeypatch.setenv("PROJECTOR_MODEL_SERVERS_BY_PROVIDER", '{"vllm": {"baseUrl": "http://gpu", "apikey": "sk-1"}}')
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(InvalidSettings) as raised:
+            get_settings()
+    finally:
+        get_settings.cache_clear()
+    assert str(raised.value) == "PROJECTOR_MODEL_SERVERS_BY_PROVIDER.vllm.apikey: Extra inputs are not permitted"
+
+
+def test_help_needs_no_valid_settings(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PROJECTOR_POOL_SIZE", "-1")
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["serve", "--help"])
+    finally:
+        get_settings.cache_clear()
+    assert exit_.value.code == 0
+    assert "usage: projector serve" in capsys.readouterr().out
