@@ -27,6 +27,14 @@ from app.observability import CLIENT_CLOSED_REQUEST, LATENCY, REQUESTS, request_
 
 log = logging.getLogger("projector.access")
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+METHOD_LABELS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"})
+"""The methods counted under their own name. Any token is a method to HTTP/1.1 (uvicorn's h11 server passes
+``BREW`` or a random string on), so each other one is counted as ``OTHER``: a label per method a client
+makes up would grow the metrics without bound."""
+
+
+def method_label(method: str) -> str:
+    return method if method in METHOD_LABELS else "OTHER"
 
 
 class RequestLogging:
@@ -67,8 +75,9 @@ class RequestLogging:
                 status = 500  # nothing answered: the application failed past every handler
             elapsed = time.perf_counter() - started
             route = getattr(scope.get("route"), "path", "unmatched")
-            REQUESTS.labels(scope["method"], route, str(status)).inc()
-            LATENCY.labels(scope["method"], route).observe(elapsed)
+            method = method_label(scope["method"])
+            REQUESTS.labels(method, route, str(status)).inc()
+            LATENCY.labels(method, route).observe(elapsed)
             log.info(
                 "request",
                 extra={

@@ -31,6 +31,15 @@ async def test_metrics_count_requests_by_route_template(client: httpx.AsyncClien
     assert "projector_http_request_duration_seconds_bucket" in response.text
 
 
+async def test_metrics_count_a_made_up_method_as_other_so_clients_cannot_add_labels(client: httpx.AsyncClient) -> None:
+    for method in ("BREW", "X7F3A9"):
+        assert (await client.request(method, "/sessions")).status_code == 405
+    metrics = (await client.get("/metrics")).text
+    assert 'projector_http_requests_total{method="OTHER",route="/sessions",status="405"}' in metrics
+    assert "BREW" not in metrics
+    assert "X7F3A9" not in metrics
+
+
 async def test_every_response_carries_a_request_id_and_a_safe_given_one_is_kept(client: httpx.AsyncClient) -> None:
     generated = await client.get("/healthz")
     assert len(generated.headers["x-request-id"]) == 32
