@@ -1,11 +1,15 @@
 """Liveness, readiness, metrics and the request id."""
 
+import asyncio
 import json
 import logging
+import time
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
+from app.api.routes import health
 from app.observability import JsonFormatter, request_id
 from tests.api.wire import new_session
 
@@ -20,6 +24,35 @@ async def test_readyz_checks_the_database(client: httpx.AsyncClient) -> None:
     response = await client.get("/readyz")
     assert response.status_code == 200
     assert response.json() == {"status": "ready"}
+
+
+class SlowToGiveUp:
+    """A database that stopped answering, whose connection takes its time to close once a ping is cancelled
+    (SQLAlchemy's graceful close waits up to 2 s for a server that answers nothing)."""
+
+    async def ping(self) -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await asyncio.shield(asyncio.sleep(1.0))
+            raise
+
+
+async def test_readyz_says_no_within_its_timeout_when_the_database_hangs(
+    app: FastAPI, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(health, "READINESS_TIMEOUT_SECONDS", 0.2)
+    database = app.state.database
+    app.state.database = SlowToGiveUp()
+    try:
+        started = time.perf_counter()
+        response = await client.get("/readyz")
+        elapsed = time.perf_counter() - started
+    finally:
+        app.state.database = database
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "1"
+    assert elapsed < 0.2 + 0.5
 
 
 async def test_metrics_count_requests_by_route_template(client: httpx.AsyncClient) -> None:
