@@ -11,7 +11,10 @@ RUN python -m venv /opt/venv \
  && /opt/venv/bin/pip install --no-deps --no-build-isolation .
 
 FROM python:3.12-slim
-RUN useradd --system --uid 10001 --home /srv projector
+# Without DATABASE_URL the service starts an embedded PostgreSQL in ./.projector, which the service's own
+# user must be able to create (PostgreSQL refuses to run as root).
+RUN useradd --system --uid 10001 --home /srv projector \
+ && install -d -o projector -g projector /srv/.projector
 WORKDIR /srv
 COPY --from=build /opt/venv /opt/venv
 COPY alembic.ini ./
@@ -24,5 +27,5 @@ ENV PATH="/opt/venv/bin:$PATH" \
 USER 10001
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD ["python", "-c", "import urllib.request,sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/readyz', timeout=2).status != 200)"]
+  CMD ["python", "-c", "import os,sys,urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:%s/readyz' % os.environ.get('PROJECTOR_PORT', '8000'), timeout=2).status != 200)"]
 CMD ["python", "-m", "app", "serve"]

@@ -26,6 +26,18 @@ def test_dockerfile_runs_the_service_as_a_non_root_user_with_a_readiness_healthc
         assert re.search(rf"^COPY {needed} ", dockerfile, re.M), needed
 
 
+def test_the_image_probes_the_port_it_serves_and_lets_its_user_start_an_embedded_postgres() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    healthcheck = dockerfile.split("HEALTHCHECK", 1)[1].split("\nCMD", 1)[0]
+    assert "PROJECTOR_PORT" in healthcheck and ":8000/" not in healthcheck
+    assert re.search(r"install -d -o projector -g projector /srv/\.projector", dockerfile)
+
+
+def test_compose_gives_a_stop_the_servers_grace_to_drain() -> None:
+    service = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["projector"]
+    assert int(service["stop_grace_period"].removesuffix("s")) > 30
+
+
 def test_compose_runs_the_service_against_a_healthy_postgres_16_or_newer() -> None:
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     postgres = compose["services"]["postgres"]
