@@ -10,7 +10,7 @@ from app.errors import InvalidInput
 from app.importers import ai_sdk, anthropic_messages, archive, claude_code, openai_chat, opencode, pi
 from app.importers.imported import ImportRefused, ImportResult
 from app.importers.options import ImportOptions
-from app.importers.unexpected import log
+from app.importers.unexpected import log, where_it_failed
 
 Importer = Callable[[bytes, ImportOptions], ImportResult]
 
@@ -51,6 +51,6 @@ def parse_import(format: str, data: bytes, *, strict: bool = False, session_id: 
     except InvalidInput:
         raise
     except Exception as error:
-        log.warning("%s import: the file has a shape the importer does not read", format, exc_info=True)
+        log.warning("%s import: the file has a shape the importer does not read: %s", format, where_it_failed(error))
         reason = f"not a {format} file the importer can read ({type(error).__name__})"
         raise ImportRefused(None, reason) from None

@@ -102,22 +102,25 @@ def test_a_tool_result_whose_content_is_not_text_or_blocks_is_kept_as_json() -> 
     assert isinstance(tool.content, list) and tool.content[0]["output"] == {"type": "json", "value": 5}
 
 
-def failing(*_: Any) -> Any:
-    raise TypeError("a shape nobody foresaw")
+def failing(*record: Any) -> Any:
+    raise TypeError(f"a shape nobody foresaw in {record!r}")
 
 
-def test_a_record_the_importer_fails_on_is_an_invalid_line_logged_with_its_traceback(
+def test_a_record_the_importer_fails_on_is_an_invalid_line_logged_where_it_failed_without_its_content(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(anthropic_blocks, "assistant_parts", failing)
-    data = jsonl(prompt("u1", None, "Go"), answer("a1", "u1", "msg_1", text("Done.")), prompt("u2", "a1", "Thanks"))
+    secret = text("sk-secret-in-the-session")
+    data = jsonl(prompt("u1", None, "Go"), answer("a1", "u1", "msg_1", secret), prompt("u2", "a1", "Thanks"))
     with caplog.at_level(logging.WARNING, logger="projector.importers"):
         result = parse_import("claude-code", data)
     assert [(s.line, s.reason) for s in result.report.invalid] == [
         (2, "a record of a shape the importer does not read (TypeError)")
     ]
     assert [m.id for m in result.sessions[0].messages] == ["u1", "u2"]
-    assert caplog.records[0].exc_info is not None
+    [logged] = caplog.records
+    assert logged.exc_info is None and "TypeError" in logged.getMessage() and "failing" in logged.getMessage()
+    assert "sk-secret-in-the-session" not in logged.getMessage()
     with pytest.raises(ImportRefused) as refused:
         parse_import("claude-code", data, strict=True)
     assert refused.value.line == 2
