@@ -7,6 +7,7 @@ import sys
 import uvicorn
 
 from app import import_command
+from app.api.auth import ApiKeyConfigError, load_api_keys
 from app.observability import configure_logging
 from app.serving import head_deadline_protocol
 from app.settings import InvalidSettings, Settings, get_settings
@@ -54,6 +55,7 @@ def main(argv: list[str] | None = None) -> None:
             migrations.upgrade(embedded.ensure_database())
             embedded.stop()
         return
+    keys_or_exit(settings)
     configure_logging(settings.log_level)
     uvicorn.run(
         "app.main:app",
@@ -71,5 +73,15 @@ def settings_or_exit() -> Settings:
     try:
         return get_settings()
     except InvalidSettings as error:
+        print(f"projector: invalid settings\n{error}", file=sys.stderr)
+        sys.exit(2)
+
+
+def keys_or_exit(settings: Settings) -> None:
+    """The API keys read once before serving, so that a malformed list or a missing file is one line and exit
+    status 2, as a bad setting is, rather than a traceback from inside the server."""
+    try:
+        load_api_keys(settings)
+    except ApiKeyConfigError as error:
         print(f"projector: invalid settings\n{error}", file=sys.stderr)
         sys.exit(2)

@@ -102,3 +102,26 @@ def test_help_needs_no_valid_settings(monkeypatch: pytest.MonkeyPatch, capsys: p
         get_settings.cache_clear()
     assert exit_.value.code == 0
     assert "usage: projector serve" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("PROJECTOR_API_KEYS_FILE", "/nonexistent/keys.json", "PROJECTOR_API_KEYS_FILE: cannot read"),
+        ("PROJECTOR_API_KEYS", '[{"key": "k"}]', "PROJECTOR_API_KEYS"),
+    ],
+)
+def test_unreadable_api_keys_stop_serve_with_a_line_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], variable: str, value: str, said: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["serve"])
+    finally:
+        get_settings.cache_clear()
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith("projector: invalid settings\n") and said in error
+    assert "Traceback" not in error

@@ -141,7 +141,12 @@ def load_api_keys(settings: Settings) -> tuple[ApiKey, ...]:
         keys.extend(parse_api_keys(settings.api_keys.get_secret_value(), "PROJECTOR_API_KEYS"))
     if settings.api_keys_file is not None:
         path = Path(settings.api_keys_file)
-        keys.extend(parse_api_keys(path.read_text(encoding="utf-8"), str(path)))
+        try:
+            document = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) else "not UTF-8"
+            raise ApiKeyConfigError(f"PROJECTOR_API_KEYS_FILE: cannot read {path}: {reason}") from None
+        keys.extend(parse_api_keys(document, str(path)))
     if len({key.digest for key in keys}) != len(keys):
         raise ApiKeyConfigError("the same key is listed in both PROJECTOR_API_KEYS and PROJECTOR_API_KEYS_FILE")
     return tuple(keys)
