@@ -1,10 +1,13 @@
 """``projector serve``, ``projector migrate`` and ``projector import`` (also ``python -m app ...``)."""
 
 import argparse
+import asyncio
 import os
 import sys
 
+import asyncpg
 import uvicorn
+from sqlalchemy.engine import make_url
 
 from app import import_command
 from app.api.auth import ApiKeyConfigError, load_api_keys
@@ -13,6 +16,7 @@ from app.serving import head_deadline_protocol
 from app.settings import InvalidSettings, Settings, get_settings
 from app.store import migrations
 from app.store.embedded import EmbeddedPostgres
+from app.store.events import listen_dsn
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -47,6 +51,8 @@ def main(argv: list[str] | None = None) -> None:
         arguments.url = arguments.url or f"http://{settings.host}:{settings.port}"
         sys.exit(import_command.run(arguments))
 
+    if settings.database_url and (arguments.command == "migrate" or settings.migrate_on_start):
+        database_or_exit(settings.database_url, settings.connect_timeout_seconds)
     if arguments.command == "migrate":
         if settings.database_url:
             migrations.upgrade(settings.database_url)
@@ -85,3 +91,23 @@ def keys_or_exit(settings: Settings) -> None:
     except ApiKeyConfigError as error:
         print(f"projector: invalid settings\n{error}", file=sys.stderr)
         sys.exit(2)
+
+
+def database_or_exit(url: str, timeout: float) -> None:
+    """One connection before migrating: a database that cannot be reached is one line naming where it was
+    looked for and exit status 3, rather than a migration's traceback (no password in it)."""
+
+    async def connect() -> None:
+        connection = await asyncpg.connect(listen_dsn(url), timeout=timeout)
+        await connection.close()
+
+    try:
+        asyncio.run(connect())
+    except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+        where = make_url(url)
+        reason = str(error) or type(error).__name__
+        print(
+            f"projector: cannot reach the database at {where.host}:{where.port or 5432}/{where.database}: {reason}",
+            file=sys.stderr,
+        )
+        sys.exit(3)

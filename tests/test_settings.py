@@ -125,3 +125,21 @@ def test_unreadable_api_keys_stop_serve_with_a_line_not_a_traceback(
     error = capsys.readouterr().err
     assert error.startswith("projector: invalid settings\n") and said in error
     assert "Traceback" not in error
+
+
+@pytest.mark.parametrize("command", ["migrate", "serve"])
+def test_a_database_that_cannot_be_reached_stops_the_start_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgresql://projector:secret-password@127.0.0.1:1/projector")
+    monkeypatch.setenv("PROJECTOR_CONNECT_TIMEOUT_SECONDS", "2")
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(SystemExit) as exit_:
+            cli.main([command])
+    finally:
+        get_settings.cache_clear()
+    assert exit_.value.code == 3
+    error = capsys.readouterr().err
+    assert error.startswith("projector: cannot reach the database at 127.0.0.1:1/projector: ")
+    assert error.count("\n") == 1 and "secret-password" not in error
