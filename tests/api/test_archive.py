@@ -122,7 +122,7 @@ async def test_a_file_that_is_no_archive_of_this_version_is_refused(client: http
 
 
 async def test_an_archive_longer_than_a_page_holds_every_run_and_message_in_order(database_url: str) -> None:
-    app = create_app(settings_for_tests(max_page_size=2), database_url=database_url)
+    app = create_app(settings_for_tests(max_page_size=2, default_page_size=2), database_url=database_url)
     transport = httpx.ASGITransport(app=app)
     async with LifespanManager(app), httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         await new_session(client)
