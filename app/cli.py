@@ -1,4 +1,5 @@
-"""``projector serve``, ``projector migrate`` and ``projector import`` (also ``python -m app ...``)."""
+"""``projector serve``, ``projector migrate``, ``projector import`` and ``projector archive`` (also
+``python -m app ...``)."""
 
 import argparse
 import asyncio
@@ -9,7 +10,7 @@ import asyncpg
 import uvicorn
 from sqlalchemy.engine import make_url
 
-from app import import_command
+from app import archive_command, import_command
 from app.api.auth import ApiKeyConfigError, load_api_keys
 from app.observability import configure_logging
 from app.serving import head_deadline_protocol
@@ -33,23 +34,27 @@ def main(argv: list[str] | None = None) -> None:
     )
     importing.add_argument("path", help="a session file, or a folder searched for the format's files")
     importing.add_argument("--format", required=True, choices=sorted(import_command.SUFFIXES))
-    importing.add_argument(
-        "--url",
-        default=os.environ.get("PROJECTOR_URL"),
-        help="the service (default: $PROJECTOR_URL, else this machine's serve address)",
-    )
-    importing.add_argument(
-        "--key", default=os.environ.get("PROJECTOR_API_KEY"), help="a runtime API key (default: $PROJECTOR_API_KEY)"
-    )
     importing.add_argument("--strict", action="store_true", help="refuse a file with a line that cannot be read")
     importing.add_argument("--follow", action="store_true", help="keep importing one live file as it grows")
     importing.add_argument("--interval", type=float, default=1.0, help="seconds between looks at a followed file")
+    archiving = commands.add_parser("archive", help="write a session's archive, for import --format projector")
+    archiving.add_argument("session_id", help="the session to archive")
+    archiving.add_argument("-o", "--output", help="the file to write (default: standard output)")
+    for command in (importing, archiving):
+        command.add_argument(
+            "--url",
+            default=os.environ.get("PROJECTOR_URL"),
+            help="the service (default: $PROJECTOR_URL, else this machine's serve address)",
+        )
+        command.add_argument(
+            "--key", default=os.environ.get("PROJECTOR_API_KEY"), help="an API key (default: $PROJECTOR_API_KEY)"
+        )
     arguments = parser.parse_args(argv)
     settings = settings_or_exit()
 
-    if arguments.command == "import":
+    if arguments.command in ("import", "archive"):
         arguments.url = arguments.url or f"http://{settings.host}:{settings.port}"
-        sys.exit(import_command.run(arguments))
+        sys.exit((import_command if arguments.command == "import" else archive_command).run(arguments))
 
     if settings.database_url and (arguments.command == "migrate" or settings.migrate_on_start):
         database_or_exit(settings.database_url, settings.connect_timeout_seconds)

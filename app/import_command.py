@@ -19,6 +19,8 @@ from typing import Any, TextIO
 
 import httpx
 
+from app.service_client import problem_detail, service_client
+
 SUFFIXES = {
     "claude-code": (".jsonl", ".json"),
     "pi": (".jsonl",),
@@ -29,8 +31,6 @@ SUFFIXES = {
     "projector": (".jsonl",),
 }
 CONTENT_TYPES = {".jsonl": "application/x-ndjson", ".json": "application/json"}
-TIMEOUT_SECONDS = 300.0
-"""A file of tens of megabytes takes a while to parse and store."""
 
 
 class ImportFailed(Exception):
@@ -66,7 +66,7 @@ def import_file(client: httpx.Client, path: Path, format: str, *, strict: bool, 
     except httpx.HTTPError as error:
         raise ImportFailed(f"{path}: the service is unreachable ({type(error).__name__})") from error
     if response.status_code >= 400:
-        raise ImportFailed(f"{path}: {response.status_code} {_detail(response)}")
+        raise ImportFailed(f"{path}: {response.status_code} {problem_detail(response)}")
     answer: dict[str, Any] = response.json()
     return answer
 
@@ -189,7 +189,7 @@ def run(arguments: Any, *, out: TextIO | None = None) -> int:
     if not path.exists():
         print(f"{path}: no such file or folder", file=out)
         return 2
-    with _client(arguments.url, arguments.key) as client:
+    with service_client(arguments.url, arguments.key) as client:
         if arguments.follow:
             if not path.is_file():
                 print(f"{path}: --follow takes one file", file=out)
@@ -206,15 +206,3 @@ def run(arguments: Any, *, out: TextIO | None = None) -> int:
         f"{totals.files} file(s): {totals.stored} message(s) stored, {totals.already_stored} already stored", file=out
     )
     return 1 if totals.failed or totals.not_stored else 0
-
-
-def _client(url: str, key: str | None) -> httpx.Client:
-    headers = {"authorization": f"Bearer {key}"} if key else {}
-    return httpx.Client(base_url=url, headers=headers, timeout=TIMEOUT_SECONDS)
-
-
-def _detail(response: httpx.Response) -> str:
-    try:
-        return str(response.json().get("detail", response.text))
-    except ValueError:
-        return response.text[:300]

@@ -165,3 +165,26 @@ def test_messages_not_stored_as_the_file_has_them_are_named_and_the_exit_status_
     assert "history.json: session ai-sdk-" in output
     assert ": a1 was stored before with other content (kept)" in output
     assert ": q2 refused (content[0].text): " in output
+
+
+def test_a_session_archived_from_the_command_line_imports_back_as_it_was(
+    live_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = samples.projector()
+    original = tmp_path / "original.jsonl"
+    original.write_bytes(data)
+    status, output = run_import("--format", "projector", "--url", live_url, str(original), capsys=capsys)
+    assert status == 0, output
+    written = tmp_path / "out" / "s.jsonl"
+    written.parent.mkdir()
+    with pytest.raises(SystemExit) as exited:
+        main(["archive", "s-archived", "--url", live_url, "-o", str(written)])
+    assert exited.value.code == 0
+    lines = [json.loads(line) for line in written.read_bytes().splitlines()]
+    assert [(line["type"], line["id"]) for line in lines] == [
+        (line["type"], line["id"]) for line in map(json.loads, data.splitlines())
+    ]
+    with pytest.raises(SystemExit) as missing:
+        main(["archive", "no-such-session", "--url", live_url, "-o", str(tmp_path / "none.jsonl")])
+    assert missing.value.code == 1
+    assert "404" in capsys.readouterr().err and not list(tmp_path.glob("none.jsonl*"))
