@@ -74,3 +74,16 @@ def test_routes_are_short() -> None:
             if is_route and node.end_lineno is not None and node.end_lineno - node.body[0].lineno >= ROUTE_BODY_LINES:
                 long_routes.append(f"{path.name}:{node.name}")
     assert not long_routes
+
+
+def test_nothing_imports_a_private_module_of_another_package() -> None:
+    """A library's underscored modules may move in any release: only its public API is imported."""
+    private = {
+        f"{path.relative_to(ROOT)}: {module}"
+        for folder in CHECKED
+        for path in (ROOT / folder).rglob("*.py")
+        for module in imported_modules(path)
+        if not module.startswith(("app.", "tests.", "bench."))
+        and any(part.startswith("_") and part != "__future__" for part in module.split("."))
+    }
+    assert not private, sorted(private)

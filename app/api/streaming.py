@@ -18,10 +18,11 @@ whose exception travels on).
 """
 
 import traceback
-from collections.abc import AsyncGenerator, Generator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Mapping
+from contextlib import asynccontextmanager
 
-from anyio import CancelScope
-from starlette._utils import create_collapsing_task_group
+from anyio import CancelScope, create_task_group
+from anyio.abc import TaskGroup
 from starlette.background import BackgroundTask
 from starlette.responses import ContentStream, StreamingResponse
 from starlette.types import Receive, Scope, Send
@@ -68,8 +69,7 @@ class ClosingStreamingResponse(StreamingResponse):
 
     async def stream_until_the_client_leaves(self, receive: Receive, send: Send) -> None:
         """Starlette's stream, but a client leaving cancels the stream's own scope rather than its task's."""
-        # Starlette's own task group, which raises a lone failure as itself, as StreamingResponse does.
-        async with create_collapsing_task_group() as group:
+        async with collapsing_task_group() as group:
             streaming = CancelScope()
 
             async def stream() -> None:
@@ -88,6 +88,22 @@ class ClosingStreamingResponse(StreamingResponse):
             await self.body_iterator.aclose()
         if isinstance(self.source, Generator):
             self.source.close()
+
+
+@asynccontextmanager
+async def collapsing_task_group() -> AsyncIterator[TaskGroup]:
+    """anyio's task group, but a lone failure comes out as itself rather than in an exception group, as it does
+    from Starlette's ``StreamingResponse``: a client's ``ClientDisconnect`` or a database error reaches the
+    handler written for it. Several failures stay a group."""
+    try:
+        async with create_task_group() as group:
+            yield group
+    except BaseExceptionGroup as failures:
+        if len(failures.exceptions) != 1:
+            raise
+        failure = failures.exceptions[0]
+        context = None if failure.__suppress_context__ else failure.__context__
+        raise failure from failure.__cause__ or context
 
 
 def _spec_version(scope: Scope) -> tuple[int, ...]:

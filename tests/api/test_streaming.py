@@ -135,6 +135,25 @@ async def test_the_body_is_closed_however_the_stream_ends(ending: Ending, kind: 
     assert body.closed
 
 
+class BodyFailed(Exception):
+    pass
+
+
+async def failing_body() -> AsyncIterator[bytes]:
+    yield b"the first piece"
+    raise BodyFailed
+
+
+async def test_a_body_failing_mid_stream_raises_its_own_exception_not_a_group() -> None:
+    """The handlers (a database error's 503, a client gone) are written for the exception itself."""
+
+    async def send(message: Message) -> None:
+        pass
+
+    with pytest.raises(BodyFailed):
+        await asyncio.wait_for(ClosingStreamingResponse(failing_body())(scope("2.3"), never_receives, send), 10)
+
+
 @contextmanager
 def no_cycle_collection() -> Iterator[None]:
     """What the block leaves behind is freed by reference counting or not at all (until the next collection,
