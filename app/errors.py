@@ -61,6 +61,10 @@ class TooManyRequests(ProjectorError):
     status, slug, title = 429, "too-many-requests", "Too many requests"
 
 
+class TooManyOpenStreams(TooManyRequests):
+    slug, title = "too-many-open-streams", "Too many streamed answers open for this caller"
+
+
 class RequestHeadersTooLarge(ProjectorError):
     status, slug, title = 431, "headers-too-large", "Request header fields too large"
 

@@ -16,6 +16,7 @@ from fastapi_offline import FastAPIOffline
 from starlette.middleware.cors import CORSMiddleware
 
 from app.api.auth import OPEN_PATHS, Authentication, Authenticator, declare_bearer_auth, load_api_keys
+from app.api.callers import caller_by_address, caller_by_tenant
 from app.api.consistency import Consistency
 from app.api.idempotency import Idempotency, declare_idempotency_key
 from app.api.middleware import BodyLimit, HeaderLimit, RequestLogging
@@ -35,6 +36,7 @@ from app.api.routes import (
     sessions,
     ui,
 )
+from app.api.streaming import StreamLimits
 from app.context.model_server import ModelServerWindows
 from app.context.summarizer import Summarizer
 from app.observability import configure_logging
@@ -92,6 +94,7 @@ PROBLEM_STATUSES = {
     409: "Conflict, or a request with this Idempotency-Key still running",
     413: "Content too large",
     422: "Invalid input, or an Idempotency-Key reused for another request",
+    429: "Too many live Idempotency-Keys for the tenant, or too many streamed answers open for this caller",
     503: "The database is unavailable or busy; retry",
 }
 PROBLEM_RESPONSES: dict[int | str, dict[str, object]] = {
@@ -192,6 +195,8 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     app.state.window_reuse = WindowReuse(settings.chat_reuse_bytes)
     authenticator = Authenticator(load_api_keys(settings), redact_reader_exports=settings.redact_reader_exports)
     app.state.authenticator = authenticator
+    caller_of = caller_by_tenant if authenticator.enabled else caller_by_address
+    app.state.stream_limits = StreamLimits(settings.streams_per_caller, caller_of)
     generate_openapi = app.openapi
 
     def openapi_with_trust() -> dict[str, Any]:

@@ -110,6 +110,13 @@ class Settings(BaseSettings):
     max_response_parts: int = Field(
         default=100_000, ge=1, description="Content parts one page may hold, cut like max_response_bytes."
     )
+    streams_per_caller: int = Field(
+        default=16,
+        ge=1,
+        description="Streamed answers (event streams, and pages, views and exports large enough to be streamed) "
+        "one caller may hold open at once, 429 beyond: a client that reads nothing holds its page while it stays "
+        "connected. A caller is the tenant of its API key, or with auth off the client's address.",
+    )
     view_timeout_seconds: float = Field(
         default=30.0,
         gt=0,

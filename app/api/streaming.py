@@ -15,22 +15,60 @@ stream ends. An exception that does end a stream has its frames cleared, since c
 it in a cycle of its own. And the body's generators are closed once the stream ends, however it ends, so that
 what they hold goes even while something keeps the response (a request cancelled from outside, a failed send
 whose exception travels on).
+
+A client that reads nothing holds its stream's page for as long as it stays connected, so each caller may hold
+only so many streamed answers open at once (``StreamLimits``): the one past the limit is answered 429 before a
+byte of it is sent, and a stream's place is given back as it ends, however it ends.
 """
 
 import traceback
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Mapping
 from contextlib import asynccontextmanager
 
+import orjson
 from anyio import CancelScope, create_task_group
 from anyio.abc import TaskGroup
 from starlette.background import BackgroundTask
-from starlette.responses import ContentStream, StreamingResponse
+from starlette.responses import ContentStream, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
+
+from app.errors import TooManyOpenStreams
 
 SEND_FAILS_ONCE_THE_CLIENT_LEFT = (2, 4)
 """From this ASGI spec version on, a send to a client that left raises ``OSError``, which ends the stream by
 itself; before it (uvicorn speaks 2.3) the client's leaving is only an ``http.disconnect`` received, so the
 stream runs beside a task listening for it."""
+
+
+STREAM_RETRY_SECONDS = 5
+"""Retry-After of a stream refused at the caller's limit: a place comes free only when one of the caller's
+streams ends, so an immediate retry would only be refused again."""
+
+
+class StreamLimits:
+    """How many streamed answers each caller holds open, at most ``per_caller`` (one event loop: no lock).
+    ``caller_of`` names the caller of a request (``app.api.callers``)."""
+
+    def __init__(self, per_caller: int, caller_of: Callable[[Scope], str]) -> None:
+        self.per_caller = per_caller
+        self.caller_of = caller_of
+        self._open: dict[str, int] = {}
+
+    def open_streams(self, caller: str) -> int:
+        return self._open.get(caller, 0)
+
+    def take(self, caller: str) -> bool:
+        """Takes a place for one more stream of ``caller``, unless it holds as many as it may."""
+        held = self._open.get(caller, 0)
+        if held >= self.per_caller:
+            return False
+        self._open[caller] = held + 1
+        return True
+
+    def give_back(self, caller: str) -> None:
+        held = self._open.pop(caller) - 1
+        if held:
+            self._open[caller] = held
 
 
 class ClosingStreamingResponse(StreamingResponse):
@@ -41,21 +79,40 @@ class ClosingStreamingResponse(StreamingResponse):
         headers: Mapping[str, str] | None = None,
         media_type: str | None = None,
         background: BackgroundTask | None = None,
+        *,
+        also_closes: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
+        """``also_closes``: what the body reads from and does not close itself (an iterator it loops over),
+        closed with the body however the stream ends, even if it never started."""
         super().__init__(content, status_code, headers, media_type, background)
         self.source = content
+        self.also_closes = also_closes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        limits: StreamLimits | None = getattr(getattr(scope.get("app"), "state", None), "stream_limits", None)
+        caller = limits.caller_of(scope) if limits is not None else ""
+        taken = limits is not None and limits.take(caller)
         try:
-            if scope["type"] == "http" and _spec_version(scope) < SEND_FAILS_ONCE_THE_CLIENT_LEFT:
-                await self.stream_until_the_client_leaves(receive, send)
-                if self.background is not None:
-                    await self.background()
+            if limits is not None and not taken:
+                await _refusal(limits, scope)(scope, receive, send)
             else:
-                await super().__call__(scope, receive, send)
+                await self.stream(scope, receive, send)
         finally:
-            with CancelScope(shield=True):
-                await self.close_body()
+            try:
+                with CancelScope(shield=True):
+                    await self.close_body()
+            finally:
+                # After the body is closed, so a place comes free only once what the stream held is let go.
+                if limits is not None and taken:
+                    limits.give_back(caller)
+
+    async def stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and _spec_version(scope) < SEND_FAILS_ONCE_THE_CLIENT_LEFT:
+            await self.stream_until_the_client_leaves(receive, send)
+            if self.background is not None:
+                await self.background()
+        else:
+            await super().__call__(scope, receive, send)
 
     async def stream_response(self, send: Send) -> None:
         """Starlette's stream, whose frames let go of what they hold (the piece being sent, the body's
@@ -83,11 +140,41 @@ class ClosingStreamingResponse(StreamingResponse):
 
     async def close_body(self) -> None:
         """Closes the body's generators: the one the stream reads and, when Starlette runs a plain one in worker
-        threads for it, that one too (idle by now: a cancelled wait for a worker thread waits for it to end)."""
-        if isinstance(self.body_iterator, AsyncGenerator):
-            await self.body_iterator.aclose()
-        if isinstance(self.source, Generator):
-            self.source.close()
+        threads for it, that one too (idle by now: a cancelled wait for a worker thread waits for it to end);
+        then what the body reads from."""
+        try:
+            if isinstance(self.body_iterator, AsyncGenerator):
+                await self.body_iterator.aclose()
+            if isinstance(self.source, Generator):
+                self.source.close()
+        finally:
+            if self.also_closes is not None:
+                await self.also_closes()
+
+
+def _refusal(limits: StreamLimits, scope: Scope) -> Response:
+    """429 problem+json naming the limit, before anything of the stream is sent."""
+    refused = TooManyOpenStreams(
+        f"This caller already holds {limits.per_caller} streamed answers open (event streams, and message pages, "
+        "views and exports large enough to be streamed), the most PROJECTOR_STREAMS_PER_CALLER allows; read one "
+        "to its end or close it, then retry.",
+        limit="PROJECTOR_STREAMS_PER_CALLER",
+        maximum=limits.per_caller,
+    )
+    body = {
+        "type": refused.type,
+        "title": refused.title,
+        "status": refused.status,
+        "detail": refused.detail,
+        "instance": scope["path"],
+        **refused.extensions,
+    }
+    return Response(
+        orjson.dumps(body),
+        status_code=refused.status,
+        headers={"Retry-After": str(STREAM_RETRY_SECONDS)},
+        media_type="application/problem+json",
+    )
 
 
 @asynccontextmanager

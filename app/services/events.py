@@ -187,6 +187,25 @@ class StreamOptions:
     heartbeat_seconds: float
 
 
+class EventStream(AsyncIterator[LiveEvent]):
+    """One stream's events. Closing it ends its subscription even when no event was ever asked for: an async
+    generator that never started runs no ``finally`` (a stream refused, or whose client left before it began)."""
+
+    def __init__(self, hub: EventHub, subscription: Subscription, events: AsyncGenerator[LiveEvent]) -> None:
+        self._hub = hub
+        self._subscription = subscription
+        self._events = events
+
+    async def __anext__(self) -> LiveEvent:
+        return await anext(self._events)
+
+    async def aclose(self) -> None:
+        try:
+            await self._events.aclose()
+        finally:
+            self._hub.unsubscribe(self._subscription)
+
+
 async def follow_session(
     database: Database,
     hub: EventHub,
@@ -195,9 +214,9 @@ async def follow_session(
     *,
     after_seq: int | None,
     options: StreamOptions,
-) -> AsyncGenerator[LiveEvent]:
+) -> EventStream:
     """The session's events after ``after_seq`` (None: from now on). Raises ``NotFound`` before the first
-    event for a session the tenant does not have; the iterator must be closed (``aclose``) when done."""
+    event for a session the tenant does not have; the stream must be closed (``aclose``) when done."""
     subscription = hub.subscribe(tenant_id, session_id)
     try:
         async with database.reading(on_primary=True) as connection:
@@ -210,10 +229,12 @@ async def follow_session(
         raise NotFound(f"session '{session_id}' does not exist")
     followed = _Followed(database, tenant_id, session_id, session.created_at, options)
     if after_seq is None:
-        return _events(hub, subscription, followed, session.last_seq)
-    if after_seq > session.last_seq:
-        return _events(hub, subscription, followed, 0, opening=Resynced(_RESUMED_FROM_ANOTHER))
-    return _events(hub, subscription, followed, after_seq)
+        events = _events(hub, subscription, followed, session.last_seq)
+    elif after_seq > session.last_seq:
+        events = _events(hub, subscription, followed, 0, opening=Resynced(_RESUMED_FROM_ANOTHER))
+    else:
+        events = _events(hub, subscription, followed, after_seq)
+    return EventStream(hub, subscription, events)
 
 
 _RESUMED_FROM_ANOTHER = (

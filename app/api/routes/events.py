@@ -16,7 +16,6 @@ import asyncpg
 from fastapi import APIRouter, Header, Query, Request
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from starlette.background import BackgroundTask
 
 from app import lossless_json
 from app.api.bodies import message_body
@@ -83,8 +82,8 @@ async def follow(
         server_sent(events, session_id),
         media_type="text/event-stream",
         headers=STREAM_HEADERS,
-        # Also when the client went away mid-send, which leaves the stream suspended rather than closed.
-        background=BackgroundTask(events.aclose),
+        # However the answer ends: read, left mid-send (which leaves the body suspended), or refused unread.
+        also_closes=events.aclose,
     )
 
 
