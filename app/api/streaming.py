@@ -16,23 +16,30 @@ it in a cycle of its own. And the body's generators are closed once the stream e
 what they hold goes even while something keeps the response (a request cancelled from outside, a failed send
 whose exception travels on).
 
-A client that reads nothing holds its stream's page for as long as it stays connected, so each caller may hold
-only so many streamed answers open at once (``StreamLimits``): the one past the limit is answered 429 before a
-byte of it is sent, and a stream's place is given back as it ends, however it ends.
+A client that reads nothing would hold its stream's page for as long as it stays connected. So a piece the
+client has not taken within the client timeout ends the stream and closes the connection, as a stalled upload
+is cut (a reading client takes a piece of a megabyte in far less; an event stream's heartbeats are small enough
+to wait in the socket's buffers); and each caller may hold only so many streamed answers open at once
+(``StreamLimits``): the one past the limit is answered 429 before a byte of it is sent, and a stream's place is
+given back as it ends, however it ends.
 """
 
+import logging
 import traceback
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Mapping
 from contextlib import asynccontextmanager
 
 import orjson
-from anyio import CancelScope, create_task_group
+from anyio import CancelScope, create_task_group, fail_after
 from anyio.abc import TaskGroup
 from starlette.background import BackgroundTask
 from starlette.responses import ContentStream, Response, StreamingResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from app.errors import TooManyOpenStreams
+from app.settings import Settings
+
+log = logging.getLogger("projector.streaming")
 
 SEND_FAILS_ONCE_THE_CLIENT_LEFT = (2, 4)
 """From this ASGI spec version on, a send to a client that left raises ``OSError``, which ends the stream by
@@ -87,9 +94,14 @@ class ClosingStreamingResponse(StreamingResponse):
         super().__init__(content, status_code, headers, media_type, background)
         self.source = content
         self.also_closes = also_closes
+        self.send_seconds: float | None = None
+        """How long one piece may wait for the client to take it (the client timeout setting); ``None``: ever."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        limits: StreamLimits | None = getattr(getattr(scope.get("app"), "state", None), "stream_limits", None)
+        state = getattr(scope.get("app"), "state", None)
+        limits: StreamLimits | None = getattr(state, "stream_limits", None)
+        settings = getattr(state, "settings", None)
+        self.send_seconds = settings.client_timeout_seconds if isinstance(settings, Settings) else None
         caller = limits.caller_of(scope) if limits is not None else ""
         taken = limits is not None and limits.take(caller)
         try:
@@ -97,6 +109,9 @@ class ClosingStreamingResponse(StreamingResponse):
                 await _refusal(limits, scope)(scope, receive, send)
             else:
                 await self.stream(scope, receive, send)
+        except ClientStoppedReading as stopped:
+            # Returning with the answer unfinished makes the server close the connection.
+            log.info("a client read nothing for %s s: its stream was closed", stopped.seconds)
         finally:
             try:
                 with CancelScope(shield=True):
@@ -119,7 +134,7 @@ class ClosingStreamingResponse(StreamingResponse):
         generators) when an exception ends it: code under the stream may keep that exception in a reference
         cycle (SQLAlchemy's pool keeps a connection attempt's, when a client leaving cuts it short)."""
         try:
-            await super().stream_response(send)
+            await super().stream_response(_sent_within(send, self.send_seconds))
         except BaseException as ending:
             traceback.clear_frames(ending.__traceback__)
             raise
@@ -150,6 +165,28 @@ class ClosingStreamingResponse(StreamingResponse):
         finally:
             if self.also_closes is not None:
                 await self.also_closes()
+
+
+class ClientStoppedReading(Exception):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the client took nothing for {seconds} s")
+        self.seconds = seconds
+
+
+def _sent_within(send: Send, seconds: float | None) -> Send:
+    """``send``, but a piece the client has not taken within ``seconds`` ends the stream: a client that reads
+    nothing would otherwise hold the stream's page for as long as it stays connected."""
+    if seconds is None:
+        return send
+
+    async def send_within(message: Message) -> None:
+        try:
+            with fail_after(seconds):
+                await send(message)
+        except TimeoutError:
+            raise ClientStoppedReading(seconds) from None
+
+    return send_within
 
 
 def _refusal(limits: StreamLimits, scope: Scope) -> Response:

@@ -11,13 +11,16 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 from prometheus_client import REGISTRY
 from starlette.types import Message
 
+from app.main import create_app
 from app.observability import CLIENT_CLOSED_REQUEST
 from tests.api.test_streaming import no_cycle_collection
 from tests.api.wire import append, new_session, stored_count, user
+from tests.conftest import settings_for_tests
 
 MESSAGE_CHARACTERS = 6_000_000
 READ_BEFORE_LEAVING = 256 * 1024
@@ -164,3 +167,49 @@ def requests_counted(status: int) -> float:
         for sample in metric.samples
         if sample.name.endswith("_total") and sample.labels["status"] == str(status)
     )
+
+
+async def read_part_way_and_stop(app: FastAPI, path: str) -> tuple[int, bool]:
+    """Asks for ``path``, reads ``READ_BEFORE_LEAVING`` bytes of the answer and then takes nothing more while
+    staying connected. The bytes read, and whether the answer was finished."""
+    asked, read, finished = False, 0, False
+
+    async def receive() -> Message:
+        nonlocal asked
+        if not asked:
+            asked = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await asyncio.Event().wait()  # never hangs up
+        raise AssertionError("unreachable")
+
+    async def send(message: Message) -> None:
+        nonlocal read, finished
+        if message["type"] == "http.response.body":
+            if read >= READ_BEFORE_LEAVING:
+                await asyncio.Event().wait()  # never takes the next piece
+            read += len(message.get("body", b""))
+            finished = finished or not message.get("more_body", False)
+
+    await asyncio.wait_for(app(served("GET", path), receive, send), timeout=30)
+    return read, finished
+
+
+@pytest.mark.parametrize("path", STREAMED_ANSWERS.values(), ids=STREAMED_ANSWERS.keys())
+async def test_a_client_that_stops_reading_is_cut_off_after_the_client_timeout_and_holds_nothing(
+    database_url: str, path: str
+) -> None:
+    app = create_app(settings_for_tests(client_timeout_seconds=0.5), database_url=database_url)
+    transport = httpx.ASGITransport(app=app)
+    async with LifespanManager(app), httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        await two_large_messages(client)
+        tracemalloc.start()
+        try:
+            with no_cycle_collection():
+                before = tracemalloc.get_traced_memory()[0]
+                read, finished = await read_part_way_and_stop(app, path)
+                left_behind = await settled_memory(since=before)
+        finally:
+            tracemalloc.stop()
+            await client.delete("/sessions/s1")
+    assert read >= READ_BEFORE_LEAVING and not finished
+    assert left_behind <= LEFT_BEHIND_AT_MOST, f"{left_behind:,} bytes of a {2 * MESSAGE_CHARACTERS:,}-byte page"
