@@ -114,8 +114,8 @@ class Settings(BaseSettings):
         default=16,
         ge=1,
         description="Streamed answers (event streams, and pages, views and exports large enough to be streamed) "
-        "one caller may hold open at once, 429 beyond: a client that reads nothing holds its page while it stays "
-        "connected. A caller is the tenant of its API key, or with auth off the client's address.",
+        "one caller may hold open at once in each process, 429 beyond: a client that reads nothing holds its page "
+        "while it stays connected. A caller is the tenant of its API key, or with auth off the client's address.",
     )
     view_timeout_seconds: float = Field(
         default=30.0,
