@@ -19,6 +19,7 @@ from app.api.auth import OPEN_PATHS, Authentication, Authenticator, declare_bear
 from app.api.callers import caller_by_address, caller_by_tenant
 from app.api.consistency import Consistency
 from app.api.idempotency import Idempotency, declare_idempotency_key
+from app.api.memory_return import ReturnFreedMemory, glibc_malloc_trim
 from app.api.middleware import BodyLimit, HeaderLimit, RequestLogging
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
@@ -227,8 +228,9 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     ):
         app.include_router(router)
     # Added innermost first. From the outside: CORS (when on) answers preflights and RequestLogging sees every
-    # answer; HeaderLimit bounds what the others read; Authentication answers 401 before any body is read;
-    # BodyLimit counts the bytes Idempotency reads.
+    # answer; ReturnFreedMemory notes each large request once everything under it let go of it; HeaderLimit
+    # bounds what the others read; Authentication answers 401 before any body is read; BodyLimit counts the
+    # bytes Idempotency reads.
     app.add_middleware(
         Idempotency,
         ttl_seconds=settings.idempotency_ttl_seconds,
@@ -247,6 +249,9 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         open_prefixes=(f"{DOCS_ASSETS_URL}/", ui.OPEN_PREFIX),
     )
     app.add_middleware(HeaderLimit, max_bytes=settings.max_header_bytes, max_count=settings.max_header_count)
+    trim = glibc_malloc_trim()
+    if settings.trim_memory_after_seconds > 0 and trim is not None:
+        app.add_middleware(ReturnFreedMemory, quiet_seconds=settings.trim_memory_after_seconds, trim=trim)
     app.add_middleware(RequestLogging)
     if settings.cors_origins:
         app.add_middleware(

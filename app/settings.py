@@ -122,6 +122,12 @@ class Settings(BaseSettings):
         gt=0,
         description="Longest a view (building, redacting, encoding) may work in its worker thread; then 503.",
     )
+    trim_memory_after_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description="Once no request of a megabyte or more (body or answer) has ended for this long, freed memory "
+        "is given back to the system (glibc's malloc_trim, in a worker thread); 0 never does. glibc only.",
+    )
     chat_reuse_bytes: int = Field(
         default=256 * MIB,
         ge=0,
