@@ -111,11 +111,12 @@ class Settings(BaseSettings):
         default=100_000, ge=1, description="Content parts one page may hold, cut like max_response_bytes."
     )
     streams_per_caller: int = Field(
-        default=16,
+        default=256,
         ge=1,
         description="Streamed answers (event streams, and pages, views and exports large enough to be streamed) "
-        "one caller may hold open at once in each process, 429 beyond: a client that reads nothing holds its page "
-        "while it stays connected. A caller is the tenant of its API key, or with auth off the client's address.",
+        "one caller may hold open at once in each process, 429 beyond: each may hold a page until its client "
+        "takes it (the client timeout). A caller is the tenant of its API key, or with auth off the client's "
+        "address; every live viewer of a frontend that connects with one key counts.",
     )
     view_timeout_seconds: float = Field(
         default=30.0,
