@@ -1,7 +1,9 @@
 """The one settings class. Every field is read from the environment with the ``PROJECTOR_`` prefix
 (``DATABASE_URL`` is also read bare, as deployments expect) and documented in the README."""
 
+import difflib
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
@@ -320,6 +322,23 @@ def environment_names() -> dict[str, str]:
         else:
             names[field] = f"PROJECTOR_{field.upper()}"
     return names
+
+
+COMMAND_LINE_VARIABLES = frozenset({"PROJECTOR_URL", "PROJECTOR_API_KEY"})
+"""Read by ``projector import`` and ``projector archive`` (the service they talk to), not by the service."""
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """``PROJECTOR_`` variables that no setting reads, each with the known name it most resembles: a misspelt
+    setting is otherwise ignored without a word, and its default silently used."""
+    known = {name for names in environment_names().values() for name in names.split(" or ")}
+    known |= COMMAND_LINE_VARIABLES
+    found = []
+    for name in sorted(environ):
+        if name.startswith("PROJECTOR_") and name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            found.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    return found
 
 
 def describe_invalid(error: ValidationError) -> str:

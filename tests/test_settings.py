@@ -3,7 +3,7 @@
 import pytest
 
 from app import cli
-from app.settings import InvalidSettings, Settings, get_settings
+from app.settings import InvalidSettings, Settings, get_settings, unknown_variables
 
 
 @pytest.mark.parametrize(
@@ -143,3 +143,16 @@ def test_a_database_that_cannot_be_reached_stops_the_start_with_one_line(
     error = capsys.readouterr().err
     assert error.startswith("projector: cannot reach the database at 127.0.0.1:1/projector: ")
     assert error.count("\n") == 1 and "secret-password" not in error
+
+
+def test_a_misspelt_setting_is_named_with_the_one_it_resembles_and_the_command_lines_own_are_known() -> None:
+    environ = {
+        "PROJECTOR_POOLSIZE": "5",
+        "PROJECTOR_POOL_SIZE": "5",
+        "DATABASE_URL": "postgresql://x/y",
+        "PROJECTOR_DATABASE_READ_URL": "",
+        "PROJECTOR_URL": "http://127.0.0.1:8000",
+        "PROJECTOR_API_KEY": "rt_1",
+        "HOME": "/root",
+    }
+    assert unknown_variables(environ) == ["PROJECTOR_POOLSIZE (did you mean PROJECTOR_POOL_SIZE?)"]
