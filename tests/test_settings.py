@@ -6,6 +6,23 @@ from app import cli
 from app.settings import InvalidSettings, Settings, get_settings, unknown_variables
 
 
+def command_with(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], environment: dict[str, str], *argv: str
+) -> tuple[int | str | None, str, str]:
+    """``projector *argv`` run with ``environment`` set: its exit status and what it wrote to standard
+    output and standard error."""
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(list(argv))
+    finally:
+        get_settings.cache_clear()
+    written = capsys.readouterr()
+    return exit_.value.code, written.out, written.err
+
+
 @pytest.mark.parametrize(
     ("given", "used"),
     [
@@ -66,15 +83,8 @@ def test_without_read_replicas_every_read_goes_to_the_primary(monkeypatch: pytes
 def test_an_invalid_setting_stops_the_start_naming_its_variable(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], variable: str, value: str, said: str
 ) -> None:
-    monkeypatch.setenv(variable, value)
-    get_settings.cache_clear()
-    try:
-        with pytest.raises(SystemExit) as exit_:
-            cli.main(["migrate"])
-    finally:
-        get_settings.cache_clear()
-    assert exit_.value.code == 2
-    error = capsys.readouterr().err
+    status, _, error = command_with(monkeypatch, capsys, {variable: value}, "migrate")
+    assert status == 2
     assert error.startswith("projector: invalid settings\n")
     assert said in error
     assert "Traceback" not in error
@@ -93,15 +103,8 @@ def test_an_invalid_setting_is_reported_without_its_value(monkeypatch: pytest.Mo
 
 
 def test_help_needs_no_valid_settings(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("PROJECTOR_POOL_SIZE", "-1")
-    get_settings.cache_clear()
-    try:
-        with pytest.raises(SystemExit) as exit_:
-            cli.main(["serve", "--help"])
-    finally:
-        get_settings.cache_clear()
-    assert exit_.value.code == 0
-    assert "usage: projector serve" in capsys.readouterr().out
+    status, out, _ = command_with(monkeypatch, capsys, {"PROJECTOR_POOL_SIZE": "-1"}, "serve", "--help")
+    assert status == 0 and "usage: projector serve" in out
 
 
 @pytest.mark.parametrize(
@@ -114,15 +117,8 @@ def test_help_needs_no_valid_settings(monkeypatch: pytest.MonkeyPatch, capsys: p
 def test_unreadable_api_keys_stop_serve_with_a_line_not_a_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], variable: str, value: str, said: str
 ) -> None:
-    monkeypatch.setenv(variable, value)
-    get_settings.cache_clear()
-    try:
-        with pytest.raises(SystemExit) as exit_:
-            cli.main(["serve"])
-    finally:
-        get_settings.cache_clear()
-    assert exit_.value.code == 2
-    error = capsys.readouterr().err
+    status, _, error = command_with(monkeypatch, capsys, {variable: value}, "serve")
+    assert status == 2
     assert error.startswith("projector: invalid settings\n") and said in error
     assert "Traceback" not in error
 
@@ -131,16 +127,12 @@ def test_unreadable_api_keys_stop_serve_with_a_line_not_a_traceback(
 def test_a_database_that_cannot_be_reached_stops_the_start_with_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
-    monkeypatch.setenv("DATABASE_URL", "postgresql://projector:secret-password@127.0.0.1:1/projector")
-    monkeypatch.setenv("PROJECTOR_CONNECT_TIMEOUT_SECONDS", "2")
-    get_settings.cache_clear()
-    try:
-        with pytest.raises(SystemExit) as exit_:
-            cli.main([command])
-    finally:
-        get_settings.cache_clear()
-    assert exit_.value.code == 3
-    error = capsys.readouterr().err
+    unreachable = {
+        "DATABASE_URL": "postgresql://projector:secret-password@127.0.0.1:1/projector",
+        "PROJECTOR_CONNECT_TIMEOUT_SECONDS": "2",
+    }
+    status, _, error = command_with(monkeypatch, capsys, unreachable, command)
+    assert status == 3
     assert error.startswith("projector: cannot reach the database at 127.0.0.1:1/projector: ")
     assert error.count("\n") == 1 and "secret-password" not in error
 
