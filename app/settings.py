@@ -80,7 +80,8 @@ class Settings(BaseSettings):
         gt=0,
         description="Longest wait for a client: for a request's head (request line and headers) to arrive whole, "
         "for each next part of its body (408), and to take each next piece of a streamed answer; past it the "
-        "connection is closed, so a client that stalls does not hold it (or the page it was being sent) for good.",
+        "connection is closed (reset, for an answer), so a client that stalls does not hold it, or the page it was "
+        "being sent, for good.",
     )
     max_message_bytes: int = Field(default=16 * MIB, ge=1, description="Largest single message (content+metadata).")
     max_parts_per_message: int = Field(default=2_000, ge=1, description="Most content parts in one message.")

@@ -17,9 +17,9 @@ what they hold goes even while something keeps the response (a request cancelled
 whose exception travels on).
 
 A client that reads nothing would hold its stream's page for as long as it stays connected. So a piece the
-client has not taken within the client timeout ends the stream and closes the connection, as a stalled upload
-is cut (a reading client takes a piece of a megabyte in far less; an event stream's heartbeats are small enough
-to wait in the socket's buffers); and each caller may hold only so many streamed answers open at once
+client has not taken within the client timeout ends the stream and drops the connection (``app.serving``), as
+a stalled upload is cut (a reading client takes a piece of a megabyte in far less; an event stream's heartbeats
+are small enough to wait in the socket's buffers); and each caller may hold only so many streamed answers open at once
 (``StreamLimits``): the one past the limit is answered 429 before a byte of it is sent, and a stream's place is
 given back as it ends, however it ends.
 """
@@ -37,6 +37,7 @@ from starlette.responses import ContentStream, Response, StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from app.errors import TooManyOpenStreams
+from app.serving import ABORT_CONNECTION
 from app.settings import Settings
 
 log = logging.getLogger("projector.streaming")
@@ -110,8 +111,12 @@ class ClosingStreamingResponse(StreamingResponse):
             else:
                 await self.stream(scope, receive, send)
         except ClientStoppedReading as stopped:
-            # Returning with the answer unfinished makes the server close the connection.
-            log.info("a client read nothing for %s s: its stream was closed", stopped.seconds)
+            log.info("a client read nothing for %s s: its stream was ended", stopped.seconds)
+            abort = scope.get(ABORT_CONNECTION)
+            if callable(abort):
+                abort()
+            # Otherwise returning with the answer unfinished makes the server close the connection, once the
+            # client has read what is buffered for it.
         finally:
             try:
                 with CancelScope(shield=True):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import orjson
+import pytest
 
 from tests.api.wire import user
 from tests.trust.conftest import AppFactory, http_client
@@ -133,3 +134,48 @@ async def test_a_request_head_that_does_not_arrive_whole_in_time_is_disconnected
             )
         async with httpx.AsyncClient(base_url=base_url) as client:
             assert (await client.get("/healthz")).status_code == 200
+
+
+def server_keeps(server_port: int, client_port: int) -> bool:
+    """Whether the server's end of the connection from ``client_port`` still exists, in any state."""
+    wanted = (f"{server_port:04X}", f"{client_port:04X}")
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            for row in list(rows)[1:]:
+                local, remote = row.split()[1:3]
+                if (local.rsplit(":", 1)[1], remote.rsplit(":", 1)[1]) == wanted:
+                    return True
+    return False
+
+
+def ask_and_read_nothing(base_url: str, path: str, wait: float) -> bool:
+    """Asks for ``path`` on a connection that then reads nothing; whether the server still holds its end of it
+    after ``wait`` seconds."""
+    host, port = base_url.removeprefix("http://").split(":")
+    with socket.socket() as connection:
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        connection.connect((host, int(port)))
+        connection.sendall(f"GET {path} HTTP/1.1\r\nhost: {host}\r\n\r\n".encode())
+        time.sleep(wait)
+        return server_keeps(int(port), connection.getsockname()[1])
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads the kernel's socket table (Linux)")
+async def test_a_client_that_stops_reading_an_answer_is_dropped_by_the_server(
+    database_url: str, tmp_path: Path
+) -> None:
+    with projector_serve(database_url, tmp_path / "server.log", PROJECTOR_CLIENT_TIMEOUT_SECONDS="0.5") as served:
+        base_url, process = served
+        await wait_healthy(base_url, process)
+        async with httpx.AsyncClient(base_url=base_url, timeout=60) as client:
+            await client.post("/sessions", json={"id": "s1"})
+            for n in range(2):
+                batch = {"messages": [user(f"{n} " + "word " * 1_200_000)]}
+                assert (await client.post("/sessions/s1/messages", json=batch)).status_code == 201
+            try:
+                held = await asyncio.to_thread(ask_and_read_nothing, base_url, "/sessions/s1/messages?limit=2", 4.0)
+                assert not held, "the server still holds the connection of a client that reads nothing"
+                assert (await client.get("/healthz")).status_code == 200
+            finally:
+                await client.delete("/sessions/s1")
+    assert b"returned without completing" not in (tmp_path / "server.log").read_bytes()
