@@ -302,6 +302,10 @@ def postgresql_url(url: str) -> str:
         driver = make_url(converted).drivername
     except ArgumentError:
         raise ValueError("not a URL; expected postgresql://user:pass@host:5432/db") from None
+    except (ValueError, TypeError):
+        # The parser's own words quote the part it could not read, which may be the password (a URL without
+        # a host reads the password as the port).
+        raise ValueError("not a URL the driver can read; expected postgresql://user:pass@host:5432/db") from None
     if driver != "postgresql+asyncpg":
         raise ValueError(f"{driver}:// is not PostgreSQL; expected postgresql://user:pass@host:5432/db")
     return converted

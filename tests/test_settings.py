@@ -75,6 +75,7 @@ def test_without_read_replicas_every_read_goes_to_the_primary(monkeypatch: pytes
         ("PROJECTOR_PRUNE_PROTECTED_TOOLS", "skill,bash", "PROJECTOR_PRUNE_PROTECTED_TOOLS: not JSON"),
         ("DATABASE_URL", "db.internal:5432", "PROJECTOR_DATABASE_URL or DATABASE_URL: not a URL"),
         ("DATABASE_URL", "mysql://u@db/x", "PROJECTOR_DATABASE_URL or DATABASE_URL: mysql:// is not PostgreSQL"),
+        ("DATABASE_URL", "postgresql://u:S3cret/db", "PROJECTOR_DATABASE_URL or DATABASE_URL: not a URL the driver"),
         ("DATABASE_READ_URL", "postgres://u@r1/x,r2", "PROJECTOR_DATABASE_READ_URL or DATABASE_READ_URL: not a URL"),
         ("PROJECTOR_LISTEN_DATABASE_URL", "http://db/x", "PROJECTOR_LISTEN_DATABASE_URL: http:// is not PostgreSQL"),
         ("PROJECTOR_DEFAULT_PAGE_SIZE", "900", "PROJECTOR_DEFAULT_PAGE_SIZE (900) is above PROJECTOR_MAX_PAGE_SIZE"),
@@ -87,7 +88,7 @@ def test_an_invalid_setting_stops_the_start_naming_its_variable(
     assert status == 2
     assert error.startswith("projector: invalid settings\n")
     assert said in error
-    assert "Traceback" not in error
+    assert "Traceback" not in error and "S3cret" not in error
 
 
 def test_an_invalid_setting_is_reported_without_its_value(monkeypatch: pytest.MonkeyPatch) -> None:
