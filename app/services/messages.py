@@ -152,13 +152,13 @@ def _check_kind_kept(current: MessageRecord, merged: dict[str, Any], changes: di
     the live history when the message was written, so a writer could otherwise turn its own message into a
     compaction summary."""
     kind, _ = infer_kind(current.role, current.content, merged)
-    if kind != current.kind:
-        # runtimeKind is refused before, so the change is one of these marks.
-        key = next(key for key in changes if key in SUMMARY_MARKS)
+    if kind != current.kind and kind != infer_kind(current.role, current.content, current.metadata)[0]:
+        # The change moved the kind (a row an older release read differently moves nothing). runtimeKind is
+        # refused before, so the change is one of the summary marks.
+        where = next((f"metadata.{key}" for key in changes if key in SUMMARY_MARKS), "metadata")
         raise InvalidInput(
-            f"metadata.{key}: would make this {current.kind} message a {kind}; a message's kind is fixed when "
-            "it is written",
-            field=f"metadata.{key}",
+            f"{where}: would make this {current.kind} message a {kind}; a message's kind is fixed when it is written",
+            field=where,
         )
 
 

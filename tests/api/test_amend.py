@@ -78,3 +78,17 @@ async def test_an_amendment_waits_behind_a_prune_of_the_same_message_instead_of_
         assert amended.json()["metadata"] == {"compactedAt": "2026-12-06T00:00:00Z", "a": 1}
     finally:
         await pruning.close()
+
+
+async def test_a_message_an_older_release_classed_otherwise_still_takes_an_unrelated_amendment(
+    client: httpx.AsyncClient, direct_database_url: str
+) -> None:
+    await new_session(client)
+    await append(client, "s1", user("hi", id="m1"))
+    connection = await asyncpg.connect(plain_dsn(direct_database_url))
+    try:
+        await connection.execute("UPDATE messages SET kind = 'runtime_reminder' WHERE id = 'm1'")
+    finally:
+        await connection.close()
+    response = await client.patch("/sessions/s1/messages/m1", json={"metadata": {"tags": ["kept"]}})
+    assert response.status_code == 200, response.text
