@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -181,10 +182,48 @@ def test_a_session_archived_from_the_command_line_imports_back_as_it_was(
         main(["archive", "s-archived", "--url", live_url, "-o", str(written)])
     assert exited.value.code == 0
     lines = [json.loads(line) for line in written.read_bytes().splitlines()]
-    assert [(line["type"], line["id"]) for line in lines] == [
-        (line["type"], line["id"]) for line in map(json.loads, data.splitlines())
+    assert [(line["type"], line.get("id")) for line in lines] == [
+        (line["type"], line.get("id")) for line in map(json.loads, data.splitlines())
     ]
     with pytest.raises(SystemExit) as missing:
         main(["archive", "no-such-session", "--url", live_url, "-o", str(tmp_path / "none.jsonl")])
     assert missing.value.code == 1
     assert "404" in capsys.readouterr().err and not list(tmp_path.glob("none.jsonl*"))
+
+
+@pytest.fixture
+def cut_short_url() -> Iterator[str]:
+    """A server whose archive ends cleanly (a complete HTTP answer) before its end line, as a proxy that gave up
+    may answer."""
+    archive = samples.projector().splitlines(keepends=True)[:-1]
+    body = b"".join(archive)
+
+    class CutShort(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "application/x-ndjson")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), CutShort)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def test_an_archive_that_arrives_without_its_end_line_leaves_no_file(
+    cut_short_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "s.jsonl"
+    with pytest.raises(SystemExit) as exited:
+        main(["archive", "s-archived", "--url", cut_short_url, "-o", str(target)])
+    assert exited.value.code == 1
+    assert "cut short" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -2,7 +2,9 @@
 session to another service or tenant.
 
 One JSON object a line, each with a ``type``: the session first, then its runs, then its messages oldest first,
-each as the API answers it. Ids, order, roles, content, metadata (and so kinds, compactions, pruned results),
+each as the API answers it, and last an ``end`` line counting the runs and messages: an archive cut short (a
+connection that broke, a proxy that ended the body early) is refused whole rather than imported as a smaller
+session. Ids, order, roles, content, metadata (and so kinds, compactions, pruned results),
 times of writing, runs and the run each message names come back as they were. Seqs are given anew from 1 in
 the same order, token estimates are counted again, and the session's and its runs' creation times are when
 they are imported.
@@ -25,10 +27,17 @@ RUN_FIELDS = ("id", "agent", "model", "system", "tools", "variant", "format", "m
 """What of an archived run is imported: its settings, then how it ended."""
 
 
+def archive_end(runs: int, messages: int) -> dict[str, Any]:
+    """The archive's last line."""
+    return {"type": "end", "runs": runs, "messages": messages}
+
+
 def parse(data: bytes, options: ImportOptions) -> ImportResult:
     reading = read_json_lines(data)
     report = report_of(FORMAT, reading)
     records = reading.records
+    if reading.torn_tail is not None:
+        raise ImportRefused(reading.torn_tail, "the archive is cut short (its last line is unfinished)")
     head = records[0].value if records else None
     if not isinstance(head, dict) or head.get("type") != "session" or head.get("format") != MARK:
         raise ImportRefused(records[0].line if records else None, "not a Projector archive (no session line first)")
@@ -47,9 +56,19 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
         settled=0,
         context_window_tokens=window if isinstance(window, int) and not isinstance(window, bool) else None,
     )
-    for record in records[1:]:
+    tail = records[-1].value if len(records) > 1 else None
+    if not isinstance(tail, dict) or tail.get("type") != "end":
+        raise ImportRefused(records[-1].line, "the archive is cut short (it has no end line)")
+    for record in records[1:-1]:
         with reading_line(report, record.line):
             _read(record.line, record.value, session, report.invalid)
+    counted = archive_end(len(session.runs), len(session.messages))
+    if {key: tail.get(key) for key in counted} != counted:
+        raise ImportRefused(
+            records[-1].line,
+            f"the archive is cut short or altered: its end line counts {tail.get('runs')!r} runs and "
+            f"{tail.get('messages')!r} messages, it holds {counted['runs']} and {counted['messages']}",
+        )
     options.refuse_invalid(report)
     session.settled = len(session.messages)
     return ImportResult([session], report)

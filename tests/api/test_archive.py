@@ -7,9 +7,12 @@ import httpx
 import orjson
 import pytest
 from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
 
 from app import lossless_json
+from app.api.auth import DEFAULT_TENANT
 from app.main import create_app
+from app.services import archive
 from tests.api.wire import append, assistant, every_kind, new_session, tool_call, tool_result, user
 from tests.conftest import settings_for_tests
 
@@ -97,9 +100,10 @@ async def test_an_archive_holds_the_messages_there_were_when_it_was_asked(client
     await new_session(client)
     await append(client, "s1", *(user(f"m{n}", id=f"m{n}") for n in range(3)))
     lines = [orjson.loads(line) for line in (await archived(client, "s1")).splitlines()]
-    assert [line["type"] for line in lines] == ["session", "message", "message", "message"]
+    assert [line["type"] for line in lines] == ["session", "message", "message", "message", "end"]
+    assert lines[-1] == {"type": "end", "runs": 0, "messages": 3}
     assert lines[0]["format"] == "projector-archive" and lines[0]["version"] == 1
-    assert [line["seq"] for line in lines[1:]] == [1, 2, 3]
+    assert [line["seq"] for line in lines[1:-1]] == [1, 2, 3]
 
 
 async def test_the_archive_of_a_session_that_does_not_exist_is_404(client: httpx.AsyncClient) -> None:
@@ -131,4 +135,42 @@ async def test_an_archive_longer_than_a_page_holds_every_run_and_message_in_orde
         await append(client, "s1", *(user(f"m{n}", id=f"m{n}") for n in range(7)))
         lines = [orjson.loads(line) for line in (await archived(client, "s1")).splitlines()]
         await client.delete("/sessions/s1")
-    assert [line["id"] for line in lines] == ["s1", *(f"r{n}" for n in range(5)), *(f"m{n}" for n in range(7))]
+    assert [line.get("id") for line in lines] == [
+        "s1",
+        *(f"r{n}" for n in range(5)),
+        *(f"m{n}" for n in range(7)),
+        None,
+    ]
+    assert lines[-1] == {"type": "end", "runs": 5, "messages": 7}
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        pytest.param(lambda lines: lines[:-1], id="without its end line"),
+        pytest.param(lambda lines: lines[:3] + lines[-1:], id="messages missing before its end line"),
+        pytest.param(lambda lines: [*lines[:-1], lines[-1][:-20]], id="its last line unfinished"),
+    ],
+)
+async def test_an_archive_cut_short_is_refused_whole(client: httpx.AsyncClient, cut: Any) -> None:
+    await new_session(client)
+    await append(client, "s1", *(user(f"m{n}", id=f"m{n}") for n in range(5)))
+    lines = (await archived(client, "s1")).splitlines()
+    for strict in ("false", "true"):
+        response = await imported(client, b"\n".join(cut(lines)), sessionId="copy", strict=strict)
+        assert response.status_code == 422, response.text
+        assert "cut short" in response.json()["detail"]
+    assert (await client.get("/sessions/copy")).status_code == 404
+
+
+async def test_an_archive_stops_at_the_last_message_there_was_when_it_was_asked(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    await new_session(client)
+    await append(client, "s1", *(user(f"m{n}", id=f"m{n}") for n in range(3)))
+    settings = app.state.settings.model_copy(update={"max_page_size": 2, "default_page_size": 2})
+    opened = await archive.open_archive(app.state.database, settings, DEFAULT_TENANT, "s1")
+    pages = [await anext(opened.pages) for _ in range(2)]  # the runs' page, then the first messages' page
+    await append(client, "s1", *(user(f"late{n}", id=f"late{n}") for n in range(3)))
+    pages += [page async for page in opened.pages]
+    assert [row.id for page in pages for row in page] == ["m0", "m1", "m2"]

@@ -424,6 +424,7 @@ def projector() -> bytes:
                 "tokenEstimate": 1,
             }
         )
+    lines.append({"type": "end", "runs": 1, "messages": len(messages)})
     return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
 
 

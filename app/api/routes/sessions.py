@@ -17,6 +17,7 @@ from app.api.schemas import CreateSessionRequest, PathId, SessionOut, SessionPag
 from app.api.streaming import ClosingStreamingResponse
 from app.importers.archive import MARK as ARCHIVE_MARK
 from app.importers.archive import VERSION as ARCHIVE_VERSION
+from app.importers.archive import archive_end
 from app.services import archive, sessions
 from app.store.records import RunRecord
 
@@ -82,7 +83,8 @@ async def archive_session(
 ) -> Response:
     """The whole session, losslessly, for ``POST /sessions/import?format=projector`` here or on another
     service: a ``session`` line, then a ``run`` line per run, then a ``message`` line per message oldest
-    first, each as the API answers it. Streamed a page at a time, up to the last message when it was asked."""
+    first, each as the API answers it, and an ``end`` line with their counts, without which an import refuses
+    the file as cut short. Streamed a page at a time, up to the last message when it was asked."""
     opened = await archive.open_archive(database, settings, principal.tenant_id, session_id)
     return ClosingStreamingResponse(_archive_lines(opened), media_type=ARCHIVE_MEDIA_TYPE)
 
@@ -90,12 +92,16 @@ async def archive_session(
 async def _archive_lines(opened: archive.Archive) -> AsyncIterator[bytes]:
     head = {"type": "session", "format": ARCHIVE_MARK, "version": ARCHIVE_VERSION, **session_body(opened.session)}
     yield _lines([head])
+    runs = messages = 0
     async for page in opened.pages:
         bodies = [
             {"type": "run", **run_body(row)} if isinstance(row, RunRecord) else {"type": "message", **message_body(row)}
             for row in page
         ]
+        kept = sum(1 for row in page if isinstance(row, RunRecord))
+        runs, messages = runs + kept, messages + len(page) - kept
         yield await asyncio.to_thread(_lines, bodies)
+    yield _lines([archive_end(runs, messages)])
 
 
 def _lines(bodies: list[dict[str, Any]]) -> bytes:
