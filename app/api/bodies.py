@@ -18,6 +18,7 @@ from app.api.schemas import (
     PatchRunRequest,
 )
 from app.context.cache_report import PrefixBreak
+from app.engine.timestamps import from_iso
 from app.errors import InvalidInput
 from app.importers.imported import ToolCallRef
 from app.projections.types import Diagnostics, ProjectedMessage, ProjectedMetadata
@@ -76,7 +77,10 @@ def _run_to_import(body: dict[str, Any]) -> RunToImport:
     ending = {key: body[key] for key in ("usage", "result") if body.get(key) is not None}
     ended = _read(_RUN_END, ending, "run")
     return RunToImport(
-        str(created.id), created.model_dump(exclude={"id"}), ended.model_dump(exclude_unset=True, exclude={"metadata"})
+        str(created.id),
+        created.model_dump(exclude={"id"}),
+        ended.model_dump(exclude_unset=True, exclude={"metadata"}),
+        from_iso(body.get("createdAt")),
     )
 
 

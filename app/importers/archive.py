@@ -6,8 +6,7 @@ each as the API answers it, and last an ``end`` line counting the runs and messa
 connection that broke, a proxy that ended the body early) is refused whole rather than imported as a smaller
 session. Ids, order, roles, content, metadata (and so kinds, compactions, pruned results),
 times of writing, runs and the run each message names come back as they were. Seqs are given anew from 1 in
-the same order, token estimates are counted again, and the session's and its runs' creation times are when
-they are imported.
+the same order, token estimates are counted again, and the session's creation time is when it is imported.
 """
 
 from typing import Any
@@ -23,8 +22,10 @@ FORMAT = "projector"
 MARK = "projector-archive"
 """The session line's ``format``: what tells an archive from any other JSON lines."""
 VERSION = 1
-RUN_FIELDS = ("id", "agent", "model", "system", "tools", "variant", "format", "metadata", "usage", "result")
-"""What of an archived run is imported: its settings, then how it ended."""
+RUN_SETTINGS = ("id", "agent", "model", "system", "tools", "variant", "format", "metadata")
+RUN_FIELDS = (*RUN_SETTINGS, "usage", "result", "createdAt")
+"""What of an archived run is imported: its settings, how it ended, and when it was created (which orders the
+session's runs)."""
 
 
 def archive_end(runs: int, messages: int) -> dict[str, Any]:

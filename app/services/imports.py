@@ -54,6 +54,8 @@ class RunToImport:
     """As ``POST /sessions/{id}/runs`` takes them, by their wire names."""
     ending: dict[str, Any]
     """``usage`` and ``result`` as ``PATCH`` takes them; empty for a run that had none."""
+    created_at: datetime | None = None
+    """When the run was created where it was archived: a session's runs are ordered by it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +215,7 @@ async def _store(database: Database, tenant_id: str, settings: Settings, prepare
             raise NotFound(f"session '{session.id}' was deleted while it was imported")
         runs = RunRepository(connection, tenant_id)
         for run in prepared.runs:
-            if await runs.create(session.id, run.id, run.settings) is not None:
+            if await runs.create(session.id, run.id, run.settings, created_at=run.created_at) is not None:
                 outcome.runs_created.append(run.id)
                 if run.ending:
                     await runs.amend(session.id, run.id, run.ending)

@@ -38,7 +38,9 @@ class RunRepository:
     def _where(self, session_id: str, run_id: str) -> tuple[Any, ...]:
         return runs.c.tenant_id == self._tenant, runs.c.session_id == session_id, runs.c.id == run_id
 
-    async def create(self, session_id: str, run_id: str, settings: dict[str, Any]) -> RunRecord | None:
+    async def create(
+        self, session_id: str, run_id: str, settings: dict[str, Any], *, created_at: datetime | None = None
+    ) -> RunRecord | None:
         """Returns the new run, or None when the id is taken in this session. Call it holding the session's
         append lock (``MessageRepository.lock_session``).
 
@@ -47,10 +49,13 @@ class RunRepository:
         (its revision), so that no kept window or cached view outlives it. A run no message names yet changes
         no view (the messages that will name it are appends), so it leaves the revision alone and the next
         ``/chat`` still extends the window it kept: runtimes that create a run a turn keep their reuse. The
-        lock makes the check see every append that committed before it, and holds back those that did not."""
+        lock makes the check see every append that committed before it, and holds back those that did not.
+        ``created_at``: when the run was first created (an archive's), which orders a session's runs; now by
+        default."""
+        written = {"created_at": created_at} if created_at is not None else {}
         statement = (
             pg_insert(runs)
-            .values(tenant_id=self._tenant, session_id=session_id, id=run_id, **escape_fields(settings))
+            .values(tenant_id=self._tenant, session_id=session_id, id=run_id, **escape_fields(settings), **written)
             .on_conflict_do_nothing(index_elements=[runs.c.tenant_id, runs.c.session_id, runs.c.id])
             .returning(*RUN_COLUMNS)
         )

@@ -47,14 +47,14 @@ async def imported(client: httpx.AsyncClient, data: bytes, **params: Any) -> htt
 
 
 async def everything(client: httpx.AsyncClient, session_id: str) -> dict[str, Any]:
-    """What a reader of the session sees, less what names the session itself and when it and its runs were
-    created (an import creates them)."""
+    """What a reader of the session sees, less what names the session itself, when it was created and when it
+    and its runs were last changed (an import creates them)."""
     session = (await client.get(f"/sessions/{session_id}")).json()
     messages = (await client.get(f"/sessions/{session_id}/messages", params={"limit": 500})).json()["messages"]
     runs = (await client.get(f"/sessions/{session_id}/runs")).json()["runs"]
     model = (await client.get(f"/sessions/{session_id}/projection", params={"view": "model"})).json()
     for row in [session, *runs]:
-        for key in ("id", "createdAt", "updatedAt") if row is session else ("sessionId", "createdAt", "updatedAt"):
+        for key in ("id", "createdAt", "updatedAt") if row is session else ("sessionId", "updatedAt"):
             row.pop(key)
     for message in messages:
         message.pop("sessionId")
@@ -67,6 +67,8 @@ async def test_a_session_archived_and_imported_under_another_id_is_the_same_sess
     await new_session(client, title="Fix the build", model="anthropic/claude-sonnet-4-5", contextWindowTokens=90_000)
     assert (await client.post("/sessions/s1/runs", json=RUN)).status_code == 201
     assert (await client.patch("/sessions/s1/runs/run-1", json={"usage": {"outputTokens": 7}})).status_code == 200
+    for later in ("zeta", "alpha"):  # listed by creation, not by id
+        assert (await client.post("/sessions/s1/runs", json={"id": later})).status_code == 201
     await append(client, "s1", *every_kind())
     batch = [
         {**user(UNUSUAL, id="u-odd"), "runId": "run-1", "metadata": {"float": 1e16, "tiny": 5e-324}},
@@ -87,7 +89,7 @@ async def test_a_session_archived_and_imported_under_another_id_is_the_same_sess
         "copy",
         True,
         [],
-        ["run-1"],
+        ["run-1", "zeta", "alpha"],
     )
     assert await everything(client, "copy") == await everything(client, "s1")
     again = await imported(client, data, sessionId="copy")
