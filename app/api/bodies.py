@@ -12,6 +12,7 @@ from app.api.schemas import (
     ChatRequestBody,
     ClientId,
     CreateRunRequest,
+    CreateSessionRequest,
     MessageIn,
     MessageInBody,
     ModelRefObject,
@@ -84,10 +85,13 @@ def _run_to_import(body: dict[str, Any]) -> RunToImport:
     )
 
 
+_SESSION_IN: TypeAdapter[CreateSessionRequest] = TypeAdapter(CreateSessionRequest)
+
 IMPORT_READERS = WireReaders(
     message=lambda body: _message_input(_read(_MESSAGE_IN, body, "")),
     session_id=lambda value: str(_read(_SESSION_ID, value, "sessionId")),
     run=_run_to_import,
+    session=lambda body: _read(_SESSION_IN, body, "session").model_dump(exclude={"id"}, by_alias=False),
 )
 """An imported message is checked exactly as an appended one, a session id as a client-given one, and an
 archived run as a created one."""

@@ -47,15 +47,15 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
     session_id = options.session_id or head.get("id")
     if not isinstance(session_id, str):
         raise ImportRefused(records[0].line, "the session line has no id")
-    window, metadata = head.get("contextWindowTokens"), head.get("metadata")
     session = ImportedSession(
         id=session_id,
-        title=head.get("title") if isinstance(head.get("title"), str) else None,
-        model=head.get("model") if isinstance(head.get("model"), str | dict) else None,
-        metadata=metadata if isinstance(metadata, dict) else {},
+        title=head.get("title"),
+        model=head.get("model"),
+        metadata=head.get("metadata", {}),
         messages=[],
         settled=0,
-        context_window_tokens=window if isinstance(window, int) and not isinstance(window, bool) else None,
+        context_window_tokens=head.get("contextWindowTokens"),
+        as_created=True,
     )
     tail = records[-1].value if len(records) > 1 else None
     if not isinstance(tail, dict) or tail.get("type") != "end":

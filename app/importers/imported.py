@@ -49,6 +49,8 @@ class ImportedSession:
     the rest (an answer streamed over several lines), so following a file appends only ``messages[:settled]``
     and reads the others again when the file has grown."""
     context_window_tokens: int | None = None
+    as_created: bool = False
+    """Its fields are those ``POST /sessions`` took (an archive's), held to that endpoint's checks."""
     runs: list[dict[str, Any]] = field(default_factory=list)
     """Runs as ``GET /sessions/{id}/runs`` answers them (an archive's), created before the messages."""
 

@@ -45,6 +45,9 @@ class WireReaders:
     """A session id the API can address."""
     run: Callable[[dict[str, Any]], "RunToImport"]
     """An archived run read as the run endpoints read one."""
+    session: Callable[[dict[str, Any]], dict[str, Any]]
+    """An archived session's fields (title, metadata, model, contextWindowTokens) read as ``POST /sessions``
+    reads them, by their Python names."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +147,17 @@ def _prepare(
 ) -> _Prepared:
     readers.session_id(session.id)
     refuse_unaddressable(session.id, "sessionId")
+    if session.as_created:
+        fields = readers.session(
+            {
+                "title": session.title,
+                "metadata": session.metadata,
+                "model": session.model,
+                "contextWindowTokens": session.context_window_tokens,
+            }
+        )
+        session.title, session.metadata, session.model = fields["title"], fields["metadata"], fields["model"]
+        session.context_window_tokens = fields["context_window_tokens"]
     fields = {"title": session.title, "metadata": session.metadata, "model": session.model}
     check_row_fields(fields, settings)
     runs = [_run(readers, run, settings) for run in session.runs]

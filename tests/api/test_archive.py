@@ -176,3 +176,25 @@ async def test_an_archive_stops_at_the_last_message_there_was_when_it_was_asked(
     await append(client, "s1", *(user(f"late{n}", id=f"late{n}") for n in range(3)))
     pages += [page async for page in opened.pages]
     assert [row.id for page in pages for row in page] == ["m0", "m1", "m2"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("contextWindowTokens", 2**31),
+        ("contextWindowTokens", -5),
+        ("title", "t" * 100_000),
+        ("model", {"providerID": [1], "modelID": {}}),
+    ],
+)
+async def test_an_archived_session_is_held_to_the_checks_of_creating_one(
+    client: httpx.AsyncClient, field: str, value: object
+) -> None:
+    await new_session(client)
+    await append(client, "s1", user("hi", id="m1"))
+    lines = [orjson.loads(line) for line in (await archived(client, "s1")).splitlines()]
+    lines[0][field] = value
+    response = await imported(client, b"\n".join(orjson.dumps(line) for line in lines), sessionId="copy")
+    assert response.status_code == 422, response.text
+    assert response.json()["field"].startswith(f"session.{field}")
+    assert (await client.get("/sessions/copy")).status_code == 404
