@@ -108,11 +108,12 @@ def database_or_exit(url: str, timeout: float) -> None:
 
     try:
         asyncio.run(connect())
-    except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+    except (OSError, TimeoutError, ValueError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
         where = make_url(url)
-        reason = str(error) or type(error).__name__
+        host = f"{where.host}:{where.port or 5432}" if where.host else "the local socket"
+        reason = str(error) if not isinstance(error, ValueError) else "the URL's parts are not ones the driver reads"
         print(
-            f"projector: cannot reach the database at {where.host}:{where.port or 5432}/{where.database}: {reason}",
+            f"projector: cannot reach the database at {host}/{where.database}: {reason or type(error).__name__}",
             file=sys.stderr,
         )
         sys.exit(3)

@@ -10,7 +10,6 @@ reuses what it keeps, is not trimmed at all. Only on glibc; `docs/performance.md
 
 import asyncio
 import ctypes
-import platform
 from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -23,14 +22,13 @@ Trim = Callable[[int], object]
 
 
 def glibc_malloc_trim() -> Trim | None:
-    """glibc's ``malloc_trim``, or None on another C library (musl, macOS), which has none."""
-    if platform.libc_ver()[0] != "glibc":
-        return None
+    """glibc's ``malloc_trim``, or None on another C library (musl, macOS), which has none. Looked up in the
+    process itself: the interpreter binary's own markings may not name the C library it runs on."""
     try:
-        libc = ctypes.CDLL("libc.so.6")
+        process = ctypes.CDLL(None)
     except OSError:
         return None
-    trim: Trim = libc.malloc_trim
+    trim: Trim | None = getattr(process, "malloc_trim", None)
     return trim
 
 

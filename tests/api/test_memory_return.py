@@ -3,7 +3,6 @@ burst, none for small requests, none while large ones keep coming."""
 
 import asyncio
 import os
-import platform
 import threading
 
 import pytest
@@ -120,7 +119,7 @@ def resident_bytes() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
+@pytest.mark.skipif(glibc_malloc_trim() is None, reason="malloc_trim is glibc's")
 def test_a_trim_gives_back_heap_memory_the_allocator_kept() -> None:
     """Blocks below glibc's mmap threshold come from the heap, and a heap whose top is still in use cannot
     shrink when the rest is freed: what this process keeps after a large answer."""
