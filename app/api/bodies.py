@@ -265,6 +265,7 @@ def import_body(outcome: ImportOutcome) -> dict[str, Any]:
                 ],
                 "pending": session.pending,
                 "runsCreated": session.runs_created,
+                "runsChanged": session.runs_changed,
             }
             for session in outcome.sessions
         ],

@@ -566,6 +566,9 @@ class SessionImportOut(WireModel):
     refused: list[RefusedMessageOut]
     pending: int = Field(description="With live: messages left for the next import, as a later line may change them.")
     runs_created: list[str] = Field(description="Runs an archive brought that the session did not hold yet.")
+    runs_changed: list[str] = Field(
+        description="Runs of an archive the session held with other settings or ending; the stored run is kept."
+    )
 
 
 class LineOut(WireModel):

@@ -21,6 +21,7 @@ from typing import Any
 from app.errors import InvalidInput, NotFound, ProjectorError
 from app.importers.imported import ImportedMessage, ImportedSession, ImportReport
 from app.importers.registry import parse_import
+from app.lossless_json import same_json
 from app.services.caller import Caller
 from app.services.compaction import notify_recorded_compaction
 from app.services.intake import MessageInput, prepare_batch
@@ -30,6 +31,7 @@ from app.store.database import Database
 from app.store.events import Notice, NoticeKind, notify
 from app.store.live_start import changes_live_start
 from app.store.messages import MessageRepository, NewMessage
+from app.store.records import RunRecord
 from app.store.runs import RunRepository
 from app.store.sessions import SessionRepository
 from app.store.storable import refuse_unaddressable
@@ -84,6 +86,8 @@ class SessionImport:
     pending: int = 0
     """``live`` only: messages a later line may still change, left for the next import."""
     runs_created: list[str] = field(default_factory=list)
+    runs_changed: list[str] = field(default_factory=list)
+    """Runs stored before with other settings or ending: the stored run is kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +197,14 @@ def _run(readers: WireReaders, archived: dict[str, Any], settings: Settings) -> 
     return run
 
 
+def _same_run(stored: RunRecord | None, archived: RunToImport) -> bool:
+    """Whether the stored run has the archived run's settings and ending (JSON compared as JSON)."""
+    if stored is None:
+        return False
+    given = {**archived.settings, **archived.ending}
+    return all(same_json(getattr(stored, name), value) for name, value in given.items())
+
+
 def _refuse_repeat(earlier: NewMessage, repeat: NewMessage) -> None:
     """The session's messages are one batch, checked as an append checks one: an id given twice is the same
     message (stored once) or, with other content, refused, so the file's second message is never reported
@@ -233,6 +245,8 @@ async def _store(database: Database, tenant_id: str, settings: Settings, prepare
                 outcome.runs_created.append(run.id)
                 if run.ending:
                     await runs.amend(session.id, run.id, run.ending)
+            elif not _same_run(await runs.get(session.id, run.id), run):
+                outcome.runs_changed.append(run.id)
         first_seq = last_seq + 1
         compacting = changes_live_start([message.kind for message in prepared.messages])
         live_start = await repository.stored_live_start(session.id) if compacting else None

@@ -95,7 +95,17 @@ async def test_a_session_archived_and_imported_under_another_id_is_the_same_sess
     again = await imported(client, data, sessionId="copy")
     assert again.status_code == 200
     [repeated] = again.json()["sessions"]
-    assert (repeated["stored"], repeated["runsCreated"], repeated["changed"]) == (0, [], [])
+    assert (repeated["stored"], repeated["runsCreated"], repeated["runsChanged"], repeated["changed"]) == (
+        0,
+        [],
+        [],
+        [],
+    )
+    changed = data.replace(b'"agent":"build"', b'"agent":"plan"', 1)
+    assert changed != data
+    [differing] = (await imported(client, changed, sessionId="copy")).json()["sessions"]
+    assert differing["runsChanged"] == ["run-1"]
+    assert (await client.get("/sessions/copy/runs/run-1")).json()["agent"] == "build"
 
 
 async def test_an_archive_holds_the_messages_there_were_when_it_was_asked(client: httpx.AsyncClient) -> None:
