@@ -46,7 +46,9 @@ class CallCache:
 class HistoryState:
     """What the history was when a payload was built: enough to name what changed it since."""
 
-    revision: int
+    rewrites: int
+    """The session's changes other than appends (its revision less its last seq): amendments, prunes, runs
+    that rewrote messages. Appends only extend a payload, so they are left out."""
     boundary_id: str | None
     pruned: int
     """Tool results the live history holds pruned."""
@@ -133,9 +135,9 @@ def call_tally(messages: Sequence[EngineMessage]) -> CallTally:
     return CallTally(CallCache(*calls[-1]), sum((usage for _, usage in calls), TokenUsage()))
 
 
-def history_state(revision: int, messages: Sequence[EngineMessage], boundary_id: str | None) -> HistoryState:
+def history_state(rewrites: int, messages: Sequence[EngineMessage], boundary_id: str | None) -> HistoryState:
     pruned = sum(1 for message in messages if message.metadata.get("compactedAt"))
-    return HistoryState(revision, boundary_id, pruned)
+    return HistoryState(rewrites, boundary_id, pruned)
 
 
 def prefix_break(previous: HistoryState, now: HistoryState, *, previous_tokens: int, mutated: bool) -> PrefixBreak:
@@ -147,11 +149,15 @@ def prefix_break(previous: HistoryState, now: HistoryState, *, previous_tokens: 
         )
     if previous.pruned != now.pruned:
         return PrefixBreak("prune", f"{now.pruned - previous.pruned} more tool results were pruned", previous_tokens)
-    if previous.revision != now.revision:
+    if previous.rewrites != now.rewrites:
         return PrefixBreak("amendment", "a metadata amendment changed what the model view sends", previous_tokens)
     if mutated:
         return PrefixBreak("mutation", "a prompt mutation's target moved with the history", previous_tokens)
-    return PrefixBreak("unknown", "the payload changed with no change to the history", previous_tokens)
+    detail = (
+        "the payload changed with no change to the history: its tools or system prompt (a repair adds a "
+        "placeholder tool once the history holds tool calls and the request names none), or how it is rendered"
+    )
+    return PrefixBreak("unknown", detail, previous_tokens)
 
 
 def serves_prefix(provider: str, breakpoints: Sequence[str], prefix_tokens: int) -> bool:

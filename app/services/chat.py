@@ -263,7 +263,8 @@ def _build(plan: _Plan) -> _Built:
     TURN_SPLICES.labels(turn.outcome).inc()
     view, built = turn.view, turn.request
     applied = view.diagnostics.applied_compact_boundary_id
-    now = history_state(snapshot.session.revision, messages, applied)
+    session = snapshot.session
+    now = history_state(session.revision - session.last_seq, messages, applied)
     unchanged = None if plan.previous is None else built.shared
     counted, next_turn = count_turn(messages, view, plan.ctx, turn.joined, turn.next_turn)
     report = context_report(
@@ -305,7 +306,7 @@ async def _remember_prefix(
         prefix.digest,
         prefix.length,
         prefix.total_length,
-        now.revision,
+        now.rewrites,
         now.boundary_id,
         now.pruned,
         *((None, None, None) if written is None else (written.units, written.digest, written.length)),

@@ -23,6 +23,7 @@ class PromptPrefixRecord(NamedTuple):
     length: int
     total_length: int
     revision: int
+    """The session's changes other than appends when the payload was built (``HistoryState.rewrites``)."""
     boundary_id: str | None
     pruned: int
     written_units: int | None = None

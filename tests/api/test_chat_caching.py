@@ -348,3 +348,15 @@ async def test_openai_gets_a_prompt_cache_key_nobody_can_derive_from_the_session
         [key] = keys
         assert "s1" not in key and len(key) > 20
         assert "prompt_cache_key" not in (await chat(client, "openai", model="gpt-5", cache="none"))["payload"]
+
+
+async def test_appends_are_no_amendment_when_the_payload_changes_for_another_reason(
+    client: httpx.AsyncClient,
+) -> None:
+    await new_session(client)
+    await append(client, "s1", user("fix it " * 400, id="u1"))
+    asked = {"sessionId": "s1", "provider": "anthropic", "model": SONNET}
+    assert (await client.post("/chat", json=asked)).status_code == 200
+    await step(client, 1)  # calls in the history and no tools asked: a placeholder tool joins the payload
+    broke = (await client.post("/chat", json=asked)).json()["diagnostics"]["prefixBreak"]
+    assert broke is not None and broke["reason"] == "unknown" and "placeholder tool" in broke["detail"]
