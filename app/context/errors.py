@@ -22,6 +22,7 @@ SummarizerFailure = Literal[
     "truncated",
     "off_template",
     "window_too_small",
+    "too_many_parts",
 ]
 
 

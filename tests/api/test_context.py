@@ -10,6 +10,7 @@ import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 
+from app.context import summarizer as summarizer_module
 from app.main import create_app
 from tests.api.wire import append, assistant, new_session, tool_call, tool_result, user
 from tests.conftest import settings_for_tests
@@ -248,6 +249,24 @@ async def test_a_history_past_the_summarizers_window_is_summarized_in_parts(
     assert record["summarizerCalls"] == len(prompts) > 1
     assert [n for prompt in prompts for n in range(6) if f"step {n} " in prompt] == list(range(6))
     assert all("Six read." in prompt for prompt in prompts[1:])
+
+
+async def test_a_history_needing_more_summarizer_parts_than_allowed_is_502_before_any_request(
+    database_url: str, model_server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(summarizer_module, "MAX_SUMMARY_PARTS", 2)
+    model_server.serve_models({"summarizer": 12_000})
+    settings = {"summarizer_base_url": model_server.base_url, "summarizer_model": "summarizer"}
+    async with service(database_url, **settings) as client:
+        await new_session(client, contextWindowTokens=200_000)
+        for turn in range(6):
+            await append(client, "s1", user(f"step {turn} " + "w" * 8_000, id=f"u{turn}"), assistant(f"a{turn}"))
+        response = await client.post("/sessions/s1/compactions", json={"throughMessageId": "u5"})
+        assert response.status_code == 502, response.text
+        assert response.json()["reason"] == "too_many_parts"
+        assert "throughMessageId" in response.json()["detail"]
+        assert (await client.get("/sessions/s1")).json()["messageCount"] == 12
+    assert model_server.requests_to("/v1/chat/completions") == []
 
 
 async def test_a_summarizer_window_too_small_for_its_answer_is_502_and_writes_nothing(

@@ -2,8 +2,8 @@
 
 It serves ``GET /v1/models`` (vLLM-shaped, with ``max_model_len``) and ``POST /v1/chat/completions``, records
 every request, and can be told to answer slowly (hold the answer until released or stopped), with garbage,
-with an error status or with any body. It runs in its own thread, so async tests drive it with a real
-``httpx`` client and no mocks. Use it as a context manager or with ``start``/``stop``:
+with an error status, with any body or with one made from the request. It runs in its own thread, so async
+tests drive it with a real ``httpx`` client and no mocks. Use it as a context manager or with ``start``/``stop``:
 
     with FakeModelServer(models={"qwen": 32_768}) as server:
         server.answer_chat("## Goal\\n...")
@@ -13,7 +13,7 @@ with an error status or with any body. It runs in its own thread, so async tests
 import json
 import socket
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -92,7 +92,7 @@ def unused_base_url() -> str:
 class FakeModelServer:
     models: Mapping[str, int | None] = field(default_factory=dict)
     requests: list[RecordedRequest] = field(default_factory=list)
-    _replies: dict[str, Reply] = field(default_factory=dict)
+    _replies: dict[str, Reply | Callable[[RecordedRequest], Reply]] = field(default_factory=dict)
     _release: threading.Event = field(default_factory=threading.Event)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
@@ -145,6 +145,11 @@ class FakeModelServer:
         with self._lock:
             self._replies[path] = reply
 
+    def reply_with(self, path: str, make: Callable[[RecordedRequest], Reply]) -> None:
+        """Answer each request with what ``make`` makes of it (say, a summary as long as its ``max_tokens``)."""
+        with self._lock:
+            self._replies[path] = make
+
     def serve_models(self, models: Mapping[str, int | None]) -> None:
         self.models = dict(models)
         self.reply(MODELS_PATH, Reply(json=models_listing(self.models)))
@@ -172,9 +177,12 @@ class FakeModelServer:
     # Called from the server's threads -------------------------------------------------------------------
 
     def _answer(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Reply:
+        request = RecordedRequest(method, path, dict(headers), body)
         with self._lock:
-            self.requests.append(RecordedRequest(method, path, dict(headers), body))
+            self.requests.append(request)
             reply = self._replies.get(path)
+        if callable(reply):
+            reply = reply(request)
         if reply is None:
             return Reply(status=404, json={"error": {"message": f"no route {path}"}})
         if reply.hang:

@@ -8,9 +8,16 @@ import pytest
 
 from app.context.config import ModelServer, SummarizerConfig, Timeouts
 from app.context.errors import SummarizerError
-from app.context.summarizer import Summarizer
+from app.context.summarizer import MAX_SUMMARY_PARTS, Summarizer
 from app.context.summary_prompt import SYSTEM_PROMPT
-from tests.context.fake_model_server import CHAT_PATH, FakeModelServer, Reply, chat_completion, unused_base_url
+from tests.context.fake_model_server import (
+    CHAT_PATH,
+    FakeModelServer,
+    RecordedRequest,
+    Reply,
+    chat_completion,
+    unused_base_url,
+)
 
 TINY = Timeouts(connect_seconds=0.2, read_seconds=0.05, total_seconds=0.1)
 """Only for held answers: anything real must not race these, so every other test uses ROOMY."""
@@ -180,6 +187,58 @@ async def test_a_history_longer_than_the_window_is_summarized_in_parts_each_upda
     assert "Earlier." in prompts[0] and all("Fix login." in prompt for prompt in prompts[1:])
     steps = [n for prompt in prompts for n in range(8) if f"step {n} " in prompt]
     assert steps == list(range(8))
+
+
+def summary_near_its_limit(request: RecordedRequest) -> Reply:
+    """A summary as long as the request's ``max_tokens`` allows, at four bytes a token: the longest a
+    summariser may write without being cut."""
+    text = GOOD + "\n- " + "x" * (request.json()["max_tokens"] * 4 - len(GOOD) - 200)
+    return Reply(json=chat_completion(text))
+
+
+async def test_summaries_near_their_token_limit_still_leave_each_next_part_room(
+    model_server: FakeModelServer,
+) -> None:
+    model_server.reply_with(CHAT_PATH, summary_near_its_limit)
+    summarizer = summarizer_for(model_server.base_url)
+    history = [{"role": "user", "content": f"step {n} " + "x" * 5_000} for n in range(8)]
+    try:
+        result = await summarizer.summarize(history, window_tokens=12_000)
+    finally:
+        await summarizer.aclose()
+    sent = [request.json() for request in model_server.requests_to(CHAT_PATH)]
+    assert result.calls == len(sent) > 1
+    assert all(body["max_tokens"] <= 12_000 // 4 for body in sent)
+    assert all(len(str(body["messages"]).encode()) / 3 + body["max_tokens"] <= 12_000 for body in sent)
+    steps = [n for body in sent for n in range(8) if f"step {n} " in str(body["messages"])]
+    assert steps == list(range(8))
+
+
+async def test_a_history_fitting_one_request_is_sent_with_the_configured_max_tokens(
+    summarizer: Summarizer, model_server: FakeModelServer
+) -> None:
+    model_server.answer_chat(GOOD)
+    result = await summarizer.summarize(CHAT, previous_summary="## Goal\nold", window_tokens=12_000)
+    (request,) = model_server.requests_to(CHAT_PATH)
+    assert result.calls == 1
+    assert request.json()["max_tokens"] == 8_192
+    assert "[User]: Why does login fail?" in request.json()["messages"][1]["content"]
+
+
+async def test_a_history_needing_more_parts_than_allowed_is_refused_before_any_request(
+    model_server: FakeModelServer,
+) -> None:
+    summarizer = summarizer_for(model_server.base_url, max_output_tokens=1_000)
+    # Each part holds at most the window's 18,000 bytes: this history needs over twice the allowed parts.
+    history = [{"role": "user", "content": f"step {n} " + "x" * 6_000} for n in range(6 * MAX_SUMMARY_PARTS)]
+    try:
+        with pytest.raises(SummarizerError) as error:
+            await summarizer.summarize(history, window_tokens=6_000)
+    finally:
+        await summarizer.aclose()
+    assert error.value.reason == "too_many_parts"
+    assert "throughMessageId" in error.value.detail
+    assert model_server.requests_to(CHAT_PATH) == []
 
 
 async def test_a_window_with_no_room_beside_the_answer_is_refused_before_any_request(
