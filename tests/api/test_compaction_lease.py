@@ -2,9 +2,11 @@
 out, and the write re-checks that nothing the summary relied on changed."""
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
 
 import httpx
 import pytest
@@ -18,7 +20,14 @@ from app.services.compaction import LEASE_SECONDS
 from app.store.compaction_leases import CompactionLeaseRepository
 from tests.api.wire import append, assistant, boundary, new_session, summary, tool_call, tool_result, user
 from tests.conftest import settings_for_tests
-from tests.context.fake_model_server import CHAT_PATH, FakeModelServer, Reply, chat_completion
+from tests.context.fake_model_server import (
+    CHAT_PATH,
+    HANG_LIMIT_SECONDS,
+    FakeModelServer,
+    RecordedRequest,
+    Reply,
+    chat_completion,
+)
 
 POOL = {"pool_size": 5, "pool_max_overflow": 0, "pool_timeout_seconds": 2.0}
 """Five connections and no more; a request that cannot get one within 2 s fails (503) instead of hanging."""
@@ -185,3 +194,141 @@ async def test_a_lease_left_by_a_crashed_process_frees_the_session_when_it_expir
             await connection.execute(text("UPDATE compaction_leases SET expires_at = now() - interval '1 second'"))
         freed = await client.post("/sessions/s1/compactions", json={"summary": "Ours.", "throughMessageId": "a1"})
         assert freed.status_code == 201, freed.text
+
+
+# Renewing the lease between the parts of a long history's summary ---------------------------------------
+
+
+async def lease_row(app: FastAPI, session_id: str) -> tuple[str, datetime]:
+    async with app.state.database.transaction() as connection:
+        row = (
+            await connection.execute(
+                text("SELECT holder, expires_at FROM compaction_leases WHERE session_id = :id"), {"id": session_id}
+            )
+        ).one()
+    return row.holder, row.expires_at
+
+
+async def expire_leases(app: FastAPI) -> None:
+    async with app.state.database.transaction() as connection:
+        await connection.execute(text("UPDATE compaction_leases SET expires_at = now() - interval '1 second'"))
+
+
+async def take_lease(app: FastAPI, session_id: str, seconds: float = LEASE_SECONDS) -> str:
+    async with app.state.database.transaction() as connection:
+        token = await CompactionLeaseRepository(connection, DEFAULT_TENANT).take(session_id, seconds)
+    assert token is not None
+    return token
+
+
+async def extend_lease(app: FastAPI, session_id: str, token: str) -> bool:
+    async with app.state.database.transaction() as connection:
+        return await CompactionLeaseRepository(connection, DEFAULT_TENANT).extend(session_id, token, LEASE_SECONDS)
+
+
+async def test_extending_the_lease_moves_its_expiry_forward_for_its_holder(
+    database_url: str, summarizer: FakeModelServer
+) -> None:
+    async with service(database_url, summarizer) as (app, client):
+        await new_session(client, "s1")
+        token = await take_lease(app, "s1", seconds=10.0)
+        _, before = await lease_row(app, "s1")
+        assert await extend_lease(app, "s1", token)
+        holder, after = await lease_row(app, "s1")
+    assert holder == token
+    assert after - before >= timedelta(seconds=LEASE_SECONDS - 10.0)
+
+
+async def test_extending_a_lease_taken_over_after_it_expired_is_false_and_changes_nothing(
+    database_url: str, summarizer: FakeModelServer
+) -> None:
+    async with service(database_url, summarizer) as (app, client):
+        await new_session(client, "s1")
+        first = await take_lease(app, "s1")
+        await expire_leases(app)
+        second = await take_lease(app, "s1", seconds=10.0)
+        taken_over = await lease_row(app, "s1")
+        assert not await extend_lease(app, "s1", first)
+        assert await lease_row(app, "s1") == taken_over
+    assert taken_over[0] == second
+
+
+class Gates:
+    """Holds the summarizer's answer to each request until the test opens that request's gate."""
+
+    def __init__(self) -> None:
+        self.opened: list[threading.Event] = [threading.Event() for _ in range(64)]  # more than any test sends
+        self.arrived = 0
+        self._lock = threading.Lock()
+
+    def answer(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            index = self.arrived
+            self.arrived += 1
+        self.opened[index].wait(HANG_LIMIT_SECONDS)
+        return Reply(json=chat_completion("## Goal\nRead the files."))
+
+    def open(self, index: int) -> None:
+        self.opened[index].set()
+
+    def open_all(self) -> None:
+        for gate in self.opened:
+            gate.set()
+
+
+@pytest.fixture
+def parts_summarizer() -> Iterator[tuple[FakeModelServer, Gates]]:
+    """A summarizer whose window of 12,000 tokens takes the history of ``seed_long`` in several parts."""
+    gates = Gates()
+    with FakeModelServer(models={"summarizer": 12_000}) as server:
+        server.reply_with(CHAT_PATH, gates.answer)
+        try:
+            yield server, gates
+        finally:
+            gates.open_all()
+
+
+async def seed_long(client: httpx.AsyncClient, session_id: str) -> None:
+    await new_session(client, session_id, contextWindowTokens=200_000)
+    for turn in range(4):
+        await append(client, session_id, user(f"step {turn} " + "w" * 14_000, id=f"u{turn}"), assistant(f"a{turn}"))
+
+
+async def test_a_compaction_in_parts_renews_its_lease_before_each_further_part(
+    database_url: str, parts_summarizer: tuple[FakeModelServer, Gates]
+) -> None:
+    server, gates = parts_summarizer
+    async with service(database_url, server) as (app, client):
+        await seed_long(client, "s1")
+        running = asyncio.create_task(client.post("/sessions/s1/compactions", json={"throughMessageId": "u3"}))
+        await summarizer_called(server)
+        holder, first_term = await lease_row(app, "s1")
+        gates.open(0)
+        await summarizer_called(server, times=2)
+        renewed = await lease_row(app, "s1")
+        gates.open_all()
+        response = await running
+    assert response.status_code == 201, response.text
+    calls = response.json()["boundary"]["metadata"]["compaction"]["summarizerCalls"]
+    assert calls == len(server.requests_to(CHAT_PATH)) > 1
+    assert renewed[0] == holder and renewed[1] > first_term
+
+
+async def test_a_compaction_whose_lease_is_taken_over_between_parts_stops_with_409_and_writes_nothing(
+    database_url: str, parts_summarizer: tuple[FakeModelServer, Gates]
+) -> None:
+    server, gates = parts_summarizer
+    async with service(database_url, server) as (app, client):
+        await seed_long(client, "s1")
+        running = asyncio.create_task(client.post("/sessions/s1/compactions", json={"throughMessageId": "u3"}))
+        await summarizer_called(server)
+        await expire_leases(app)
+        other = await take_lease(app, "s1")
+        gates.open_all()
+        response = await running
+        assert response.status_code == 409, response.text
+        assert response.json()["type"].endswith("/compaction-running")
+        assert (await client.get("/sessions/s1")).json()["messageCount"] == 8
+        # It stopped at the renewal, before a second part, and left the new holder's lease alone.
+        assert len(server.requests_to(CHAT_PATH)) == 1
+        assert (await lease_row(app, "s1"))[0] == other
