@@ -79,7 +79,7 @@ class Settings(BaseSettings):
         default=30.0,
         gt=0,
         description="Longest wait for a client: for a request's head (request line and headers) to arrive whole, "
-        "for each next part of its body (408), and to take each next piece of a streamed answer; past it the "
+        "for each next part of its body (408), and to take each next 256 KB of a streamed answer; past it the "
         "connection is closed (reset, for an answer), so a client that stalls does not hold it, or the page it was "
         "being sent, for good.",
     )

@@ -16,17 +16,19 @@ it in a cycle of its own. And the body's generators are closed once the stream e
 what they hold goes even while something keeps the response (a request cancelled from outside, a failed send
 whose exception travels on).
 
-A client that reads nothing would hold its stream's page for as long as it stays connected. So a piece the
-client has not taken within the client timeout ends the stream and drops the connection (``app.serving``), as
-a stalled upload is cut (a reading client takes a piece of a megabyte in far less; an event stream's heartbeats
-are small enough to wait in the socket's buffers); and each caller may hold only so many streamed answers open at once
-(``StreamLimits``): the one past the limit is answered 429 before a byte of it is sent, and a stream's place is
-given back as it ends, however it ends.
+A client that reads nothing would hold its stream's page for as long as it stays connected. So a slice of the
+answer (``SEND_SLICE_BYTES``) the client has not taken within the client timeout ends the stream and drops the
+connection (``app.serving``), as a stalled upload is cut. The deadline is on a slice, not on a whole piece of the
+body (a megabyte, or a single message of up to 16 MB): a server's send returns only once the client has read
+nearly all of what it was given, so a deadline on a piece would cut off an honest client reading slower than a
+piece per timeout. An event stream's heartbeats are small enough to wait in the socket's buffers. And each
+caller may hold only so many streamed answers open at once (``StreamLimits``): the one past the limit is
+answered 429 before a byte of it is sent, and a stream's place is given back as it ends, however it ends.
 """
 
 import logging
 import traceback
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator, Mapping
 from contextlib import asynccontextmanager
 
 import orjson
@@ -46,6 +48,12 @@ SEND_FAILS_ONCE_THE_CLIENT_LEFT = (2, 4)
 """From this ASGI spec version on, a send to a client that left raises ``OSError``, which ends the stream by
 itself; before it (uvicorn speaks 2.3) the client's leaving is only an ``http.disconnect`` received, so the
 stream runs beside a task listening for it."""
+
+
+SEND_SLICE_BYTES = 256 * 1024
+"""The most of a body given to one send under the client timeout: a server's send waits until the client has
+read nearly all of it, so a client must read at least this much per timeout (about 9 KB/s at 30 s) to be kept,
+whatever the size of the pieces the body is made in."""
 
 
 STREAM_RETRY_SECONDS = 5
@@ -96,7 +104,8 @@ class ClosingStreamingResponse(StreamingResponse):
         self.source = content
         self.also_closes = also_closes
         self.send_seconds: float | None = None
-        """How long one piece may wait for the client to take it (the client timeout setting); ``None``: ever."""
+        """How long one slice of a piece may wait for the client to take it (the client timeout setting);
+        ``None``: ever."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state = getattr(scope.get("app"), "state", None)
@@ -111,7 +120,7 @@ class ClosingStreamingResponse(StreamingResponse):
             else:
                 await self.stream(scope, receive, send)
         except ClientStoppedReading as stopped:
-            log.info("a client read nothing for %s s: its stream was ended", stopped.seconds)
+            log.info("a client took nothing for %s s: its stream was ended", stopped.seconds)
             abort = scope.get(ABORT_CONNECTION)
             if callable(abort):
                 abort()
@@ -179,19 +188,34 @@ class ClientStoppedReading(Exception):
 
 
 def _sent_within(send: Send, seconds: float | None) -> Send:
-    """``send``, but a piece the client has not taken within ``seconds`` ends the stream: a client that reads
-    nothing would otherwise hold the stream's page for as long as it stays connected."""
+    """``send``, but a slice the client has not taken within ``seconds`` ends the stream: a client that reads
+    nothing would otherwise hold the stream's page for as long as it stays connected. A piece is sent a slice
+    at a time (``_sliced``), so the deadline measures the client's progress and a slow reader keeps up."""
     if seconds is None:
         return send
 
     async def send_within(message: Message) -> None:
-        try:
-            with fail_after(seconds):
-                await send(message)
-        except TimeoutError:
-            raise ClientStoppedReading(seconds) from None
+        for part in _sliced(message):
+            try:
+                with fail_after(seconds):
+                    await send(part)
+            except TimeoutError:
+                raise ClientStoppedReading(seconds) from None
 
     return send_within
+
+
+def _sliced(message: Message) -> Iterator[Message]:
+    """``message``, its body cut into ``SEND_SLICE_BYTES`` at most: the same bytes in the same order, every
+    slice but the last saying more follows and the last saying what the message said."""
+    body = message.get("body", b"")
+    if message["type"] != "http.response.body" or len(body) <= SEND_SLICE_BYTES:
+        yield message
+        return
+    more_body = message.get("more_body", False)
+    for start in range(0, len(body), SEND_SLICE_BYTES):
+        end = start + SEND_SLICE_BYTES
+        yield {**message, "body": body[start:end], "more_body": more_body or end < len(body)}
 
 
 def _refusal(limits: StreamLimits, scope: Scope) -> Response:

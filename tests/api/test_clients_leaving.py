@@ -1,11 +1,15 @@
 """Clients that go away part-way. One that hangs up on a large streamed answer takes the answer's memory with
 it: the page it asked for is freed by reference counting as the stream ends, without waiting for the cycle
 collector, which the service runs rarely. One that leaves part-way through its upload is counted and logged as
-499 (client closed request), not as a failure of the service, and nothing of its request is stored."""
+499 (client closed request), not as a failure of the service, and nothing of its request is stored. One that
+stops reading is cut off after the client timeout; one that reads slowly but steadily is not, however large
+the pieces its answer is made in."""
 
 import asyncio
 import logging
 import tracemalloc
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -16,9 +20,10 @@ from fastapi import FastAPI
 from prometheus_client import REGISTRY
 from starlette.types import Message
 
+from app.api.streaming import ClosingStreamingResponse
 from app.main import create_app
 from app.observability import CLIENT_CLOSED_REQUEST
-from tests.api.test_streaming import no_cycle_collection
+from tests.api.test_streaming import never_receives, no_cycle_collection, scope
 from tests.api.wire import append, new_session, stored_count, user
 from tests.conftest import settings_for_tests
 
@@ -213,3 +218,42 @@ async def test_a_client_that_stops_reading_is_cut_off_after_the_client_timeout_a
             await client.delete("/sessions/s1")
     assert read >= READ_BEFORE_LEAVING and not finished
     assert left_behind <= LEFT_BEHIND_AT_MOST, f"{left_behind:,} bytes of a {2 * MESSAGE_CHARACTERS:,}-byte page"
+
+
+LARGE_PIECE_BYTES = 4 * 1024 * 1024
+"""A piece as a single large message makes it (up to 16 MB): one send of it would take 1 s at this rate."""
+SLOW_READER_BYTES_PER_SECOND = 4 * 1024 * 1024
+SLOW_READER_TIMEOUT_SECONDS = 0.25
+
+
+async def read_slowly(response: ClosingStreamingResponse, *, timeout_seconds: float) -> list[Message]:
+    """Streams ``response`` to a client reading ``SLOW_READER_BYTES_PER_SECOND``, served by an app whose client
+    timeout is ``timeout_seconds``: as uvicorn's does, a send returns once the client has read what it was given.
+    The body messages sent."""
+    sent: list[Message] = []
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            await asyncio.sleep(len(message.get("body", b"")) / SLOW_READER_BYTES_PER_SECOND)
+            sent.append(message)
+
+    settings = settings_for_tests(client_timeout_seconds=timeout_seconds)
+    app = SimpleNamespace(state=SimpleNamespace(settings=settings))
+    await asyncio.wait_for(response({**scope("2.3"), "app": app}, never_receives, send), timeout=30)
+    return sent
+
+
+async def test_a_client_reading_slowly_but_steadily_gets_the_whole_answer_however_large_its_pieces() -> None:
+    """It reads a 4 MB piece in 1 s, four times the client timeout, but never waits a timeout for a few hundred
+    KB: the timeout is for a client that stopped reading, not for one slower than a piece per timeout."""
+    pieces = [b"a" * LARGE_PIECE_BYTES, b"b" * 1000, b"c" * LARGE_PIECE_BYTES]
+
+    async def body() -> AsyncIterator[bytes]:
+        for piece in pieces:
+            yield piece
+
+    sent = await read_slowly(ClosingStreamingResponse(body()), timeout_seconds=SLOW_READER_TIMEOUT_SECONDS)
+    received, whole = b"".join(message["body"] for message in sent), b"".join(pieces)
+    assert len(received) == len(whole), f"cut off after {len(received):,} of {len(whole):,} bytes"
+    assert received == whole
+    assert [message.get("more_body", False) for message in sent] == [True] * (len(sent) - 1) + [False]
