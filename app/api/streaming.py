@@ -247,7 +247,14 @@ def _refusal(limits: StreamLimits, scope: Scope) -> Response:
 async def collapsing_task_group() -> AsyncIterator[TaskGroup]:
     """anyio's task group, but a lone failure comes out as itself rather than in an exception group, as it does
     from Starlette's ``StreamingResponse``: a client's ``ClientDisconnect`` or a database error reaches the
-    handler written for it. Several failures stay a group."""
+    handler written for it. Several failures stay a group.
+
+    Unlike Starlette's, it raises the failure outside the ``except`` block and drops its own hold on it: raised
+    inside, the failure's ``__context__`` would be the group, which holds the failure, and a failure left in a
+    local of this frame, which its traceback holds, would be another reference cycle; either leaves the failure,
+    its traceback and every frame in it for the cycle collector. Its cause is what Starlette's gives it: its own
+    cause, else the context it had."""
+    failure: BaseException | None = None
     try:
         async with create_task_group() as group:
             yield group
@@ -255,8 +262,13 @@ async def collapsing_task_group() -> AsyncIterator[TaskGroup]:
         if len(failures.exceptions) != 1:
             raise
         failure = failures.exceptions[0]
-        context = None if failure.__suppress_context__ else failure.__context__
-        raise failure from failure.__cause__ or context
+    if failure is None:
+        return
+    cause = failure.__cause__ or (None if failure.__suppress_context__ else failure.__context__)
+    try:
+        raise failure from cause
+    finally:
+        failure = cause = None
 
 
 def _spec_version(scope: Scope) -> tuple[int, ...]:

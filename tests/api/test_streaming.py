@@ -11,11 +11,12 @@ from contextlib import contextmanager
 from types import FrameType
 
 import pytest
+from anyio.abc import TaskGroup
 from starlette.requests import ClientDisconnect
 from starlette.responses import StreamingResponse
 from starlette.types import Message
 
-from app.api.streaming import ClosingStreamingResponse
+from app.api.streaming import ClosingStreamingResponse, collapsing_task_group
 
 PIECES = 5
 
@@ -152,6 +153,46 @@ async def test_a_body_failing_mid_stream_raises_its_own_exception_not_a_group() 
 
     with pytest.raises(BodyFailed):
         await asyncio.wait_for(ClosingStreamingResponse(failing_body())(scope("2.3"), never_receives, send), 10)
+
+
+async def failing_in_a_task(group: TaskGroup) -> None:
+    async def fail() -> None:
+        raise BodyFailed
+
+    group.start_soon(fail)
+    await asyncio.Event().wait()
+
+
+async def failing_in_its_own_body(group: TaskGroup) -> None:
+    raise BodyFailed
+
+
+LONE_FAILURES: dict[str, Callable[[TaskGroup], Awaitable[None]]] = {
+    "in a task": failing_in_a_task,
+    "in the group's own body": failing_in_its_own_body,
+}
+
+
+@pytest.mark.parametrize("failing", LONE_FAILURES.values(), ids=LONE_FAILURES.keys())
+async def test_a_lone_failure_comes_out_of_the_task_group_as_itself_in_no_reference_cycle(
+    failing: Callable[[TaskGroup], Awaitable[None]],
+) -> None:
+    """In a cycle (its context the group that holds it, say), the failure would keep its traceback and every
+    frame in it, with what they hold, until the cycle collector ran."""
+    with no_cycle_collection():
+        try:
+            async with collapsing_task_group() as group:
+                await failing(group)
+        except BodyFailed as failure:
+            groups_in_its_context: list[str] = []
+            context = failure.__context__
+            while context is not None:
+                if isinstance(context, BaseExceptionGroup):
+                    groups_in_its_context.append(repr(context))
+                context = context.__context__
+            kept = weakref.ref(failure)
+        assert groups_in_its_context == []
+        assert kept() is None, "the failure is held in a reference cycle"
 
 
 @contextmanager
