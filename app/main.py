@@ -7,7 +7,6 @@ with ``migrate_on_start`` (the default) it applies the migrations before serving
 import asyncio
 import gc
 import logging
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -45,7 +44,7 @@ from app.observability import configure_logging
 from app.services.context_config import summarizer_config, window_config
 from app.services.events import EventHub
 from app.services.window_reuse import WindowReuse
-from app.settings import Settings, get_settings, unknown_variables
+from app.settings import Settings, get_settings, settings_environment, unknown_variables
 from app.signals import on_exit_signal
 from app.store import migrations
 from app.store.database import Database
@@ -167,7 +166,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         tune_garbage_collection()
         if not app.state.authenticator.enabled:
             log.warning("authentication is off: no API keys are configured, every caller has full access")
-        if unknown := unknown_variables(os.environ):
+        if unknown := unknown_variables(settings_environment()):
             log.warning("no setting reads these variables, which are ignored: %s", ", ".join(unknown))
         try:
             yield

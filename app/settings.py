@@ -3,11 +3,13 @@
 
 import difflib
 import json
+import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
+from dotenv import dotenv_values
 from pydantic import (
     AliasChoices,
     BaseModel,
@@ -331,6 +333,13 @@ def environment_names() -> dict[str, str]:
 
 COMMAND_LINE_VARIABLES = frozenset({"PROJECTOR_URL", "PROJECTOR_API_KEY"})
 """Read by ``projector import`` and ``projector archive`` (the service they talk to), not by the service."""
+
+
+def settings_environment() -> dict[str, str]:
+    """Where the settings are read from: the ``.env`` file, then the environment, which wins."""
+    env_file = Settings.model_config.get("env_file")
+    from_file = dotenv_values(env_file) if isinstance(env_file, str) else {}
+    return {**{name: value or "" for name, value in from_file.items()}, **os.environ}
 
 
 def unknown_variables(environ: Mapping[str, str]) -> list[str]:

@@ -1,9 +1,12 @@
 """Settings read from the environment."""
 
+import os
+from pathlib import Path
+
 import pytest
 
 from app import cli
-from app.settings import InvalidSettings, Settings, get_settings, unknown_variables
+from app.settings import InvalidSettings, Settings, get_settings, settings_environment, unknown_variables
 
 
 def command_with(
@@ -149,3 +152,11 @@ def test_a_misspelt_setting_is_named_with_the_one_it_resembles_and_the_command_l
         "HOME": "/root",
     }
     assert unknown_variables(environ) == ["PROJECTOR_POOLSIZE (did you mean PROJECTOR_POOL_SIZE?)"]
+
+
+def test_a_misspelt_setting_in_the_env_file_is_named_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [name for name in os.environ if name.startswith("PROJECTOR_")]:
+        monkeypatch.delenv(name)  # the run's own (a test's data folder, say) are not this test's
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("PROJECTOR_LOG_LEVLE=debug\nPROJECTOR_POOL_SIZE=5\n")
+    assert unknown_variables(settings_environment()) == ["PROJECTOR_LOG_LEVLE (did you mean PROJECTOR_LOG_LEVEL?)"]
