@@ -15,7 +15,7 @@ from typing import Any, Literal
 from app.context.catalog import ModelCatalog
 from app.context.cost import Cost, TokenUsage, expected_cost, token_usage
 from app.engine.message import EngineMessage
-from app.providers.caching import CACHES_ON_ITS_OWN
+from app.providers.caching import CACHES_ON_ITS_OWN, min_cacheable_tokens
 
 PrefixBreakReason = Literal["compaction", "prune", "amendment", "mutation", "unknown"]
 
@@ -160,11 +160,13 @@ def prefix_break(previous: HistoryState, now: HistoryState, *, previous_tokens: 
     return PrefixBreak("unknown", detail, previous_tokens)
 
 
-def serves_prefix(provider: str, breakpoints: Sequence[str], prefix_tokens: int) -> bool:
+def serves_prefix(provider: str, model: str, breakpoints: Sequence[str], prefix_tokens: int) -> bool:
     """Whether the provider will serve an unchanged prefix from its cache: Anthropic only up to a breakpoint
-    this request and the previous one placed; OpenAI and Gemini on their own, from 1,024 tokens."""
+    this request and the previous one placed, which no prefix shorter than the model's minimum cacheable
+    length had (the previous request, asked alike, placed its marks by the same rule); OpenAI and Gemini on
+    their own, from 1,024 tokens."""
     if provider in ("anthropic", "ai-sdk") and breakpoints:
-        return "history" in breakpoints
+        return "history" in breakpoints and prefix_tokens >= min_cacheable_tokens(model)
     if provider in CACHES_ON_ITS_OWN:
         return prefix_tokens >= 1024
     return False
@@ -185,7 +187,7 @@ def next_request(
     """``prompt_tokens``: the context report's count of what the payload sends; ``cache_ttl``: the request's
     cache policy's (``"1h"`` writes cost the one-hour rate)."""
     unchanged = unchanged_tokens or 0
-    cached = unchanged if serves_prefix(provider, breakpoints, unchanged) else 0
+    cached = unchanged if serves_prefix(provider, model, breakpoints, unchanged) else 0
     found = catalog.lookup(provider, model)
     cost = (
         None

@@ -360,3 +360,15 @@ async def test_appends_are_no_amendment_when_the_payload_changes_for_another_rea
     await step(client, 1)  # calls in the history and no tools asked: a placeholder tool joins the payload
     broke = (await client.post("/chat", json=asked)).json()["diagnostics"]["prefixBreak"]
     assert broke is not None and broke["reason"] == "unknown" and "placeholder tool" in broke["detail"]
+
+
+async def test_a_prefix_too_short_to_have_been_cached_is_not_reported_served(client: httpx.AsyncClient) -> None:
+    await new_session(client)
+    await append(client, "s1", user("fix the build", id="u1"))
+    asked = {"sessionId": "s1", "provider": "anthropic", "model": SONNET, "tools": TOOLS}
+    first = (await client.post("/chat", json=asked)).json()
+    assert first["context"]["cache"]["nextRequest"]["breakpoints"] == []  # below Claude's 1,024-token minimum
+    await step(client, 1)
+    upcoming = (await client.post("/chat", json=asked)).json()["context"]["cache"]["nextRequest"]
+    assert upcoming["unchangedPrefixTokens"] > 0 and upcoming["cachedPrefixTokens"] == 0
+    assert upcoming["expectedCostUsd"]["cacheRead"] == 0
