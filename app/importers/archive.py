@@ -4,9 +4,9 @@ session to another service or tenant.
 One JSON object a line, each with a ``type``: the session first, then its runs, then its messages oldest first,
 each as the API answers it, and last an ``end`` line counting the runs and messages: an archive cut short (a
 connection that broke, a proxy that ended the body early) is refused whole rather than imported as a smaller
-session. Ids, order, roles, content, metadata (and so kinds, compactions, pruned results),
-times of writing, runs and the run each message names come back as they were. Seqs are given anew from 1 in
-the same order, token estimates are counted again, and the session's creation time is when it is imported.
+session. Ids, order, roles, content, metadata (and so kinds, compactions, pruned results), times of writing,
+runs and the run each message names come back as they were. Seqs are given anew from 1 in the same order,
+token estimates are counted again, and the session's creation time is when it is imported.
 """
 
 from typing import Any
@@ -22,8 +22,19 @@ FORMAT = "projector"
 MARK = "projector-archive"
 """The session line's ``format``: what tells an archive from any other JSON lines."""
 VERSION = 1
-RUN_SETTINGS = ("id", "agent", "model", "system", "tools", "variant", "format", "metadata")
-RUN_FIELDS = (*RUN_SETTINGS, "usage", "result", "createdAt")
+RUN_FIELDS = (
+    "id",
+    "agent",
+    "model",
+    "system",
+    "tools",
+    "variant",
+    "format",
+    "metadata",
+    "usage",
+    "result",
+    "createdAt",
+)
 """What of an archived run is imported: its settings, how it ended, and when it was created (which orders the
 session's runs)."""
 
