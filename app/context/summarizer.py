@@ -105,22 +105,20 @@ class Summarizer:
         known, a history too long for one request is summarised in parts, oldest first, each updating the
         summary the request before wrote; ``before_next_part`` is awaited between them (a lease to renew)."""
         max_tokens = self._config.max_output_tokens
-        if window_tokens is None:
-            body = self.request_body(
-                transcript, previous_summary=previous_summary, instructions=instructions, max_tokens=max_tokens
+        if window_tokens is not None:
+            blocks = transcript_blocks(transcript, tool_result_chars=self._config.tool_result_chars)
+            whole = self.part_bytes(
+                window_tokens, previous_summary=previous_summary, instructions=instructions, max_tokens=max_tokens
             )
-            return SummaryResult(self._read(await self._post(body), max_tokens).text)
-        blocks = transcript_blocks(transcript, tool_result_chars=self._config.tool_result_chars)
-        whole = self.part_bytes(
-            window_tokens, previous_summary=previous_summary, instructions=instructions, max_tokens=max_tokens
+            transcript, taken = take_part(blocks, whole)
+            if taken < len(blocks):
+                return await self._summarize_in_parts(
+                    blocks, previous_summary, instructions, window_tokens, before_next_part
+                )
+        body = self.request_body(
+            transcript, previous_summary=previous_summary, instructions=instructions, max_tokens=max_tokens
         )
-        part, taken = take_part(blocks, whole)
-        if taken >= len(blocks):
-            body = self.request_body(
-                part, previous_summary=previous_summary, instructions=instructions, max_tokens=max_tokens
-            )
-            return SummaryResult(self._read(await self._post(body), max_tokens).text)
-        return await self._summarize_in_parts(blocks, previous_summary, instructions, window_tokens, before_next_part)
+        return SummaryResult(self._read(await self._post(body), max_tokens).text)
 
     async def _summarize_in_parts(
         self,
@@ -135,14 +133,18 @@ class Summarizer:
         max_tokens = self.part_max_tokens(window_tokens)
         at_cap = "x" * (max_tokens * SUMMARY_BYTES_PER_TOKEN)
 
-        def limit(summary: str | None) -> int:
-            """The part's room beside ``summary`` or, when that is shorter, beside a summary at its cap."""
-            return min(
-                self.part_bytes(window_tokens, previous_summary=text, instructions=instructions, max_tokens=max_tokens)
-                for text in (summary, at_cap)
+        def room(summary: str | None) -> int:
+            return self.part_bytes(
+                window_tokens, previous_summary=summary, instructions=instructions, max_tokens=max_tokens
             )
 
-        needed = count_parts(blocks, limit(previous_summary), limit(at_cap), MAX_SUMMARY_PARTS + 1)
+        capped = room(at_cap)
+
+        def limit(summary: str | None) -> int:
+            """The part's room beside ``summary`` or, when that is shorter, beside a summary at its cap."""
+            return min(room(summary), capped)
+
+        needed = count_parts(blocks, limit(previous_summary), capped, MAX_SUMMARY_PARTS + 1)
         if needed > MAX_SUMMARY_PARTS:
             raise _too_many_parts(window_tokens)
         summary, calls = previous_summary, 0
