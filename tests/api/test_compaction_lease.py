@@ -278,7 +278,8 @@ class Gates:
 
 @pytest.fixture
 def parts_summarizer() -> Iterator[tuple[FakeModelServer, Gates]]:
-    """A summarizer whose window of 12,000 tokens takes the history of ``seed_long`` in several parts."""
+    """A summarizer whose window of 12,000 tokens takes the history of ``compaction_at_its_first_part`` in several
+    parts."""
     gates = Gates()
     with FakeModelServer(models={"summarizer": 12_000}) as server:
         server.reply_with(CHAT_PATH, gates.answer)
@@ -288,10 +289,16 @@ def parts_summarizer() -> Iterator[tuple[FakeModelServer, Gates]]:
             gates.open_all()
 
 
-async def seed_long(client: httpx.AsyncClient, session_id: str) -> None:
-    await new_session(client, session_id, contextWindowTokens=200_000)
+async def compaction_at_its_first_part(
+    client: httpx.AsyncClient, server: FakeModelServer
+) -> "asyncio.Task[httpx.Response]":
+    """A long history whose compaction is under way: the summarizer holds the first part's answer."""
+    await new_session(client, "s1", contextWindowTokens=200_000)
     for turn in range(4):
-        await append(client, session_id, user(f"step {turn} " + "w" * 14_000, id=f"u{turn}"), assistant(f"a{turn}"))
+        await append(client, "s1", user(f"step {turn} " + "w" * 14_000, id=f"u{turn}"), assistant(f"a{turn}"))
+    running = asyncio.create_task(client.post("/sessions/s1/compactions", json={"throughMessageId": "u3"}))
+    await summarizer_called(server)
+    return running
 
 
 async def test_a_compaction_in_parts_renews_its_lease_before_each_further_part(
@@ -299,9 +306,7 @@ async def test_a_compaction_in_parts_renews_its_lease_before_each_further_part(
 ) -> None:
     server, gates = parts_summarizer
     async with service(database_url, server) as (app, client):
-        await seed_long(client, "s1")
-        running = asyncio.create_task(client.post("/sessions/s1/compactions", json={"throughMessageId": "u3"}))
-        await summarizer_called(server)
+        running = await compaction_at_its_first_part(client, server)
         holder, first_term = await lease_row(app, "s1")
         gates.open(0)
         await summarizer_called(server, times=2)
@@ -319,9 +324,7 @@ async def test_a_compaction_whose_lease_is_taken_over_between_parts_stops_with_4
 ) -> None:
     server, gates = parts_summarizer
     async with service(database_url, server) as (app, client):
-        await seed_long(client, "s1")
-        running = asyncio.create_task(client.post("/sessions/s1/compactions", json={"throughMessageId": "u3"}))
-        await summarizer_called(server)
+        running = await compaction_at_its_first_part(client, server)
         await expire_leases(app)
         other = await take_lease(app, "s1")
         gates.open_all()

@@ -232,6 +232,15 @@ async def test_a_summary_past_the_message_size_limit_is_413_naming_the_summary(d
         assert (await client.get("/sessions/s1")).json()["messageCount"] == 8
 
 
+async def compact_six_long_turns(client: httpx.AsyncClient) -> httpx.Response:
+    """Six turns of 8,000-character prompts, compacted through the last: more than a 12,000-token summarizer
+    takes in one request."""
+    await new_session(client, contextWindowTokens=200_000)
+    for turn in range(6):
+        await append(client, "s1", user(f"step {turn} " + "w" * 8_000, id=f"u{turn}"), assistant(f"a{turn}"))
+    return await client.post("/sessions/s1/compactions", json={"throughMessageId": "u5"})
+
+
 async def test_a_history_past_the_summarizers_window_is_summarized_in_parts(
     database_url: str, model_server: FakeModelServer
 ) -> None:
@@ -239,10 +248,7 @@ async def test_a_history_past_the_summarizers_window_is_summarized_in_parts(
     model_server.answer_chat("## Goal\nRead the files.\n## Progress\nSix read.")
     settings = {"summarizer_base_url": model_server.base_url, "summarizer_model": "summarizer"}
     async with service(database_url, **settings) as client:
-        await new_session(client, contextWindowTokens=200_000)
-        for turn in range(6):
-            await append(client, "s1", user(f"step {turn} " + "w" * 8_000, id=f"u{turn}"), assistant(f"a{turn}"))
-        response = await client.post("/sessions/s1/compactions", json={"throughMessageId": "u5"})
+        response = await compact_six_long_turns(client)
         assert response.status_code == 201, response.text
         record = response.json()["boundary"]["metadata"]["compaction"]
     prompts = [str(request.json()["messages"]) for request in model_server.requests_to("/v1/chat/completions")]
@@ -258,10 +264,7 @@ async def test_a_history_needing_more_summarizer_parts_than_allowed_is_502_befor
     model_server.serve_models({"summarizer": 12_000})
     settings = {"summarizer_base_url": model_server.base_url, "summarizer_model": "summarizer"}
     async with service(database_url, **settings) as client:
-        await new_session(client, contextWindowTokens=200_000)
-        for turn in range(6):
-            await append(client, "s1", user(f"step {turn} " + "w" * 8_000, id=f"u{turn}"), assistant(f"a{turn}"))
-        response = await client.post("/sessions/s1/compactions", json={"throughMessageId": "u5"})
+        response = await compact_six_long_turns(client)
         assert response.status_code == 502, response.text
         assert response.json()["reason"] == "too_many_parts"
         assert "throughMessageId" in response.json()["detail"]
