@@ -74,36 +74,55 @@ def parse(data: bytes, options: ImportOptions) -> ImportResult:
     for record in records[1:-1]:
         with reading_line(report, record.line):
             _read(record.line, record.value, session, report.invalid)
+    options.refuse_invalid(report)
     counted = archive_end(len(session.runs), len(session.messages))
     if {key: tail.get(key) for key in counted} != counted:
+        if report.invalid:
+            first = report.invalid[0]
+            raise ImportRefused(first.line, f"{first.reason}, and an archive is imported whole")
         raise ImportRefused(
             records[-1].line,
             f"the archive is cut short or altered: its end line counts {tail.get('runs')!r} runs and "
             f"{tail.get('messages')!r} messages, it holds {counted['runs']} and {counted['messages']}",
         )
-    options.refuse_invalid(report)
     session.settled = len(session.messages)
     return ImportResult([session], report)
 
 
 def _read(line: int, value: Any, session: ImportedSession, invalid: list[Skipped]) -> None:
     kind = value.get("type") if isinstance(value, dict) else None
-    if kind == "run" and isinstance(value.get("id"), str):
+    malformed = _malformed(value) if kind in ("run", "message") else None
+    if malformed is not None:
+        invalid.append(Skipped(line, f"an archived {kind}'s {malformed}"))
+    elif kind == "run" and isinstance(value.get("id"), str):
         session.runs.append({key: value[key] for key in RUN_FIELDS if key in value})
     elif kind == "message" and isinstance(value.get("id"), str) and value.get("role") in ROLES:
-        metadata = value.get("metadata")
-        run_id = value.get("runId")
         session.messages.append(
             ImportedMessage(
                 value["id"],
                 value["role"],
                 value.get("content"),
-                metadata if isinstance(metadata, dict) else {},
+                value.get("metadata") or {},
                 from_iso(value.get("createdAt")),
-                run_id if isinstance(run_id, str) else None,
+                value.get("runId"),
             )
         )
     elif kind == "session":
         invalid.append(Skipped(line, "a second session line (an archive holds one session)"))
     else:
         invalid.append(Skipped(line, f"not an archived run or message (type {kind!r})"))
+
+
+def _malformed(value: dict[str, Any]) -> str | None:
+    """What of an archived run or message is not as the service writes it, which importing would otherwise
+    drop without a word (the message would name no run, or take the time of its import)."""
+    created = value.get("createdAt")
+    if created is not None and from_iso(created) is None:
+        return f"createdAt is not an RFC 3339 time: {created!r}"
+    if value.get("type") != "message":
+        return None
+    if not isinstance(value.get("runId"), str | None):
+        return f"runId must be a string or null, got {value['runId']!r}"
+    if not isinstance(value.get("metadata"), dict | None):
+        return "metadata must be an object"
+    return None

@@ -208,3 +208,28 @@ async def test_an_archived_session_is_held_to_the_checks_of_creating_one(
     assert response.status_code == 422, response.text
     assert response.json()["field"].startswith(f"session.{field}")
     assert (await client.get("/sessions/copy")).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "value"),
+    [
+        pytest.param(2, "createdAt", "yesterday", id="a run created at no time"),
+        pytest.param(3, "runId", 5, id="a message naming a run by a number"),
+        pytest.param(3, "createdAt", 1_700_000_000, id="a message written at a number"),
+        pytest.param(3, "metadata", ["pinned"], id="a message whose metadata is a list"),
+    ],
+)
+async def test_an_archived_field_the_service_would_not_write_refuses_the_archive_naming_its_line(
+    client: httpx.AsyncClient, line: int, field: str, value: object
+) -> None:
+    await new_session(client)
+    assert (await client.post("/sessions/s1/runs", json={"id": "r1"})).status_code == 201
+    await append(client, "s1", {**user("hi", id="m1"), "runId": "r1"})
+    lines = [orjson.loads(text) for text in (await archived(client, "s1")).splitlines()]
+    lines[line - 1][field] = value
+    for strict in ("false", "true"):
+        response = await imported(client, b"\n".join(orjson.dumps(x) for x in lines), sessionId="copy", strict=strict)
+        assert response.status_code == 422, response.text
+        assert response.json()["detail"].startswith(f"line {line}: ")
+        assert field in response.json()["detail"]
+    assert (await client.get("/sessions/copy")).status_code == 404
