@@ -20,7 +20,7 @@ from app.api.callers import caller_by_address, caller_by_tenant
 from app.api.consistency import Consistency
 from app.api.idempotency import Idempotency, declare_idempotency_key
 from app.api.memory_return import ReturnFreedMemory, glibc_malloc_trim
-from app.api.middleware import BodyLimit, HeaderLimit, RequestLogging
+from app.api.middleware import BodyLimit, HeadAsGet, HeaderLimit, RequestLogging
 from app.api.problems import install_problem_handlers
 from app.api.responses import OrjsonResponse
 from app.api.routes import (
@@ -232,7 +232,8 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     # Added innermost first. From the outside: CORS (when on) answers preflights and RequestLogging sees every
     # answer; ReturnFreedMemory notes each large request once everything under it let go of it; HeaderLimit
     # bounds what the others read; Authentication answers 401 before any body is read; BodyLimit counts the
-    # bytes Idempotency reads.
+    # bytes Idempotency reads; HeadAsGet runs a HEAD as the GET route it asks about.
+    app.add_middleware(HeadAsGet)
     app.add_middleware(
         Idempotency,
         ttl_seconds=settings.idempotency_ttl_seconds,

@@ -7,7 +7,7 @@ answers 431 problem+json to a request whose headers are too many or too large in
 reads them. ``BodyLimit`` answers 413 problem+json once a body grows past the limit, counting the bytes
 actually received rather than trusting ``Content-Length``, and 408 once no part of an unfinished body has
 arrived for ``idle_seconds``: a client that sends its headers and stalls would otherwise hold its connection
-open for good.
+open for good. ``HeadAsGet`` answers ``HEAD`` on every ``GET`` route.
 """
 
 import logging
@@ -16,7 +16,7 @@ import time
 import uuid
 
 import orjson
-from anyio import fail_after
+from anyio import CancelScope, fail_after
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -172,3 +172,38 @@ def _header(scope: Scope, name: bytes) -> str | None:
         if key == name:
             return bytes(value).decode("latin-1")
     return None
+
+
+class HeadAsGet:
+    """``HEAD`` on every ``GET`` route, which HTTP asks of every server (RFC 9110, 9.3.2): FastAPI's routes
+    answer only the methods they declare, so ``curl -I`` or a load balancer's ``HEAD /healthz`` got 405. The
+    route runs as a ``GET`` and its status and headers go out as they are (``Content-Length`` and ``ETag``
+    included), without its body; a streamed answer is stopped once its head is sent, as an event stream never
+    ends by itself. Innermost: the other middleware see the ``HEAD`` the server answers, and after the route
+    the scope holds what the router put in the copy it was given (the route, for the metrics)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+        as_get = {**scope, "method": "GET"}
+        finished = False
+        with CancelScope() as answered:
+
+            async def send_head(message: Message) -> None:
+                nonlocal finished
+                if finished:
+                    return
+                if message["type"] == "http.response.body":
+                    message = {"type": "http.response.body", "body": b"", "more_body": False}
+                    finished = True
+                    answered.cancel()
+                await send(message)
+
+            try:
+                await self.app(as_get, receive, send_head)
+            finally:
+                scope.update((key, value) for key, value in as_get.items() if key != "method")

@@ -132,10 +132,12 @@ def database_problem(sqlstate: str | None, *, connection_lost: bool) -> Projecto
 
 def allowed_methods(request: Request) -> dict[str, str]:
     """``Allow`` with every method of the path, read from the API document (the router names only the first
-    route that matched the path, so ``PUT /sessions/s1`` would say ``GET`` without ``DELETE``)."""
+    route that matched the path, so ``PUT /sessions/s1`` would say ``GET`` without ``DELETE``); a ``GET`` path
+    answers ``HEAD`` too (``middleware.HeadAsGet``)."""
     for template, operations in request.app.openapi().get("paths", {}).items():
         if compile_path(template)[0].match(request.url.path):
-            return {"Allow": ", ".join(sorted(method.upper() for method in operations))}
+            methods = {method.upper() for method in operations}
+            return {"Allow": ", ".join(sorted(methods | ({"HEAD"} if "GET" in methods else set())))}
     return {}
 
 

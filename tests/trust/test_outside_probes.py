@@ -172,11 +172,11 @@ async def test_the_markdown_export_is_text_markdown(client: httpx.AsyncClient) -
 @pytest.mark.parametrize(
     ("method", "path", "allowed"),
     [
-        ("PUT", "/sessions", "GET, POST"),
-        ("PUT", "/sessions/s1", "DELETE, GET"),
-        ("POST", "/sessions/s1/messages/m1", "GET, PATCH"),
+        ("PUT", "/sessions", "GET, HEAD, POST"),
+        ("PUT", "/sessions/s1", "DELETE, GET, HEAD"),
+        ("POST", "/sessions/s1/messages/m1", "GET, HEAD, PATCH"),
         ("GET", "/chat", "POST"),
-        ("DELETE", "/sessions/s1/runs/r1", "GET, PATCH"),
+        ("DELETE", "/sessions/s1/runs/r1", "GET, HEAD, PATCH"),
     ],
 )
 async def test_a_405_lists_every_method_of_the_path(keyed_app: FastAPI, method: str, path: str, allowed: str) -> None:
