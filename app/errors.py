@@ -53,6 +53,10 @@ class TooLarge(ProjectorError):
     status, slug, title = 413, "too-large", "Content too large"
 
 
+class UnsupportedMediaType(ProjectorError):
+    status, slug, title = 415, "unsupported-media-type", "Unsupported media type"
+
+
 class InvalidInput(ProjectorError):
     status, slug, title = 422, "validation-error", "Invalid input"
 

@@ -94,6 +94,7 @@ PROBLEM_STATUSES = {
     404: "Not found (another tenant's resources are not found either)",
     409: "Conflict, or a request with this Idempotency-Key still running",
     413: "Content too large",
+    415: "A body sent as anything but application/json",
     422: "Invalid input, or an Idempotency-Key reused for another request",
     429: "Too many live Idempotency-Keys for the tenant, or too many streamed answers open for this caller",
     503: "The database is unavailable or busy; retry",

@@ -7,7 +7,9 @@ without validating again); an append body is read one message at a time (``batch
 still holds the interpreter lock for as long as one call into C runs. Before validation, which is what
 multiplies a body's memory, every body is held to the request's parts budget (``PROJECTOR_MAX_REQUEST_PARTS``:
 the content parts of all its messages together), so a body within the byte limit cannot make millions of
-part models.
+part models. A body sent as anything but JSON (``fetch`` sends a string as ``text/plain``, ``requests``'
+``data=`` sends no type at all) is 415 naming ``Content-Type``: FastAPI would hand its bytes to the model
+and answer that the body is not an object.
 """
 
 import json
@@ -23,7 +25,7 @@ from starlette.responses import Response
 
 from app.api.batch_body import not_json, read_batch, too_deep
 from app.api.schemas import AppendMessagesRequest
-from app.errors import TooLarge
+from app.errors import TooLarge, UnsupportedMediaType
 from app.settings import Settings
 
 LARGE_BODY_BYTES = 256 * 1024
@@ -46,8 +48,12 @@ class OffLoopRoute(APIRoute):
 
         async def off_loop(request: Request) -> Response:
             body = await request.body()
-            if not _is_json(request) or not body:
+            if not body:
                 return await handler(request)
+            if not _is_json(request):
+                raise UnsupportedMediaType(
+                    "Content-Type: the body is JSON and must be sent as application/json", field="Content-Type"
+                )
             settings: Settings = request.app.state.settings
             if len(body) < LARGE_BODY_BYTES:
                 try:

@@ -4,6 +4,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from app.main import create_app
@@ -167,6 +168,34 @@ async def test_invalid_json_is_422(client: httpx.AsyncClient) -> None:
     )
     assert response.status_code == 422
     assert response.headers["content-type"] == "application/problem+json"
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data", None]
+)
+@pytest.mark.parametrize("large", [False, True], ids=["small", "large"])
+async def test_a_json_body_sent_as_another_media_type_is_415_naming_the_header(
+    client: httpx.AsyncClient, content_type: str | None, large: bool
+) -> None:
+    await new_session(client)
+    text = "x" * (300_000 if large else 10)
+    body = orjson.dumps({"messages": [user(text, id="m1")]})
+    headers = {"content-type": content_type} if content_type else {}
+    response = await client.post("/sessions/s1/messages", content=body, headers=headers)
+    assert response.status_code == 415, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.json()["field"] == "Content-Type"
+    assert await stored_count(client, "s1") == 0
+
+
+@pytest.mark.parametrize("content_type", ["application/json; charset=utf-8", "application/merge-patch+json"])
+async def test_json_media_types_with_parameters_or_a_json_suffix_are_read(
+    client: httpx.AsyncClient, content_type: str
+) -> None:
+    response = await client.post(
+        "/sessions", content=orjson.dumps({"id": "s1"}), headers={"content-type": content_type}
+    )
+    assert response.status_code == 201, response.text
 
 
 async def test_a_reserved_kind_from_a_user_message_is_ignored_not_escalated(client: httpx.AsyncClient) -> None:
