@@ -31,6 +31,16 @@ async def test_a_run_keeps_its_request_settings(client: httpx.AsyncClient) -> No
     assert run["usage"] is None
 
 
+async def test_a_created_run_is_located_by_its_url_whatever_its_id(client: httpx.AsyncClient) -> None:
+    await new_session(client, "s 1")
+    for run_id in ("r1", "运行 #1?"):
+        created = await client.post("/sessions/s%201/runs", json={"id": run_id, "model": "m"})
+        assert created.status_code == 201
+        located = await client.get(created.headers["location"])
+        assert located.status_code == 200
+        assert located.json()["id"] == run_id
+
+
 async def test_usage_and_result_are_amended_when_the_run_ends(client: httpx.AsyncClient) -> None:
     await new_session(client)
     await client.post("/sessions/s1/runs", json={"id": "r1", "model": "m"})

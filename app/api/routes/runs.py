@@ -1,6 +1,7 @@
 """Runs (opencode's Turn): one request's settings, amended with usage and result when it ends."""
 
 from typing import Annotated, Literal
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Response
 
@@ -24,7 +25,8 @@ async def create_run(
     row = await runs.create_run(
         database, settings, principal.tenant_id, session_id, run_id, body.model_dump(exclude={"id"})
     )
-    return OrjsonResponse(run_body(row), status_code=201)
+    location = f"/sessions/{quote(session_id, safe='')}/runs/{quote(run_id, safe='')}"
+    return OrjsonResponse(run_body(row), status_code=201, headers={"Location": location})
 
 
 @router.get("", response_model=RunPage)
