@@ -267,11 +267,13 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
                 "content-type",
                 "idempotency-key",
                 "if-none-match",
+                "last-event-id",
                 "x-request-id",
                 "projector-consistency",
             ],
             expose_headers=[
                 "etag",
+                "link",
                 "location",
                 "retry-after",
                 "x-request-id",

@@ -41,6 +41,19 @@ async def test_configured_origins_may_send_keys_and_read_the_headers_clients_nee
     assert {"etag", "location", "idempotent-replayed", "x-request-id"} <= {h.strip() for h in exposed.split(",")}
 
 
+async def test_a_browser_may_resume_an_event_stream_and_follow_a_markdown_pages_link() -> None:
+    resume = {
+        **PREFLIGHT,
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "authorization, last-event-id",
+    }
+    async with client(cors_origins=["https://app.example"]) as http:
+        preflight = await http.options("/sessions/s1/events", headers=resume)
+        simple = await http.get("/healthz", headers={"origin": "https://app.example"})
+    assert preflight.status_code == 200, preflight.text
+    assert "link" in {h.strip() for h in simple.headers["access-control-expose-headers"].lower().split(",")}
+
+
 async def test_other_origins_are_not_allowed() -> None:
     async with client(cors_origins=["https://app.example"]) as http:
         preflight = await http.options("/sessions", headers={**PREFLIGHT, "origin": "https://evil.example"})
