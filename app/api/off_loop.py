@@ -25,7 +25,7 @@ from starlette.responses import Response
 
 from app.api.batch_body import not_json, read_batch, too_deep
 from app.api.schemas import AppendMessagesRequest
-from app.errors import TooLarge, UnsupportedMediaType
+from app.errors import BadRequest, TooLarge, UnsupportedMediaType
 from app.settings import Settings
 
 LARGE_BODY_BYTES = 256 * 1024
@@ -58,8 +58,10 @@ class OffLoopRoute(APIRoute):
             if len(body) < LARGE_BODY_BYTES:
                 try:
                     decoded = await request.json()
+                except UnicodeDecodeError as error:
+                    raise not_utf8(error) from None
                 except ValueError:
-                    return await handler(request)  # not JSON, or not UTF-8: FastAPI answers as it does
+                    return await handler(request)  # not JSON: FastAPI answers as it does
                 except RecursionError:
                     raise too_deep() from None
                 check_parts_budget(decoded, settings)
@@ -92,6 +94,8 @@ def _decoded_and_validated(body: bytes, field: Any, settings: Settings) -> Any:
     if field.field_info.annotation is AppendMessagesRequest:
         try:
             batch = read_batch(body, settings)
+        except UnicodeDecodeError as error:
+            raise not_utf8(error) from None
         except ValueError:
             raise HTTPException(400, UNPARSABLE) from None
         if batch is not None:
@@ -105,6 +109,8 @@ def _decoded_and_validated(body: bytes, field: Any, settings: Settings) -> Any:
             decoded = json.loads(body)
         except json.JSONDecodeError as error:
             raise not_json(error) from None
+        except UnicodeDecodeError as error:
+            raise not_utf8(error) from None
         except ValueError:
             raise HTTPException(400, UNPARSABLE) from None
         except RecursionError:
@@ -114,6 +120,13 @@ def _decoded_and_validated(body: bytes, field: Any, settings: Settings) -> Any:
     if errors:
         raise RequestValidationError(errors, body=decoded)
     return value
+
+
+def not_utf8(error: UnicodeDecodeError) -> BadRequest:
+    """A body that is not UTF-8 (Windows PowerShell 5.1 sends a string body as ISO-8859-1 unless the
+    Content-Type names a charset): said as such, naming the body, where FastAPI says only that it could not
+    parse it."""
+    return BadRequest(f"body: not UTF-8 (byte {error.start}); JSON is sent as UTF-8", field="body")
 
 
 def _is_json(request: Request) -> bool:

@@ -1,5 +1,6 @@
 """Every kind of bad input: a problem+json 4xx naming the field, and nothing stored."""
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -196,6 +197,27 @@ async def test_json_media_types_with_parameters_or_a_json_suffix_are_read(
         "/sessions", content=orjson.dumps({"id": "s1"}), headers={"content-type": content_type}
     )
     assert response.status_code == 201, response.text
+
+
+@pytest.mark.parametrize("large", [False, True], ids=["small", "large"])
+@pytest.mark.parametrize("path", ["/sessions/s1/messages", "/sessions"])
+async def test_a_body_that_is_not_utf8_is_400_naming_the_body(
+    client: httpx.AsyncClient, path: str, large: bool
+) -> None:
+    """As Windows PowerShell 5.1 sends a string body: ISO-8859-1, whatever the Content-Type says."""
+    await new_session(client)
+    padding = "x" * (300_000 if large else 0)
+    body = {"messages": [user(f"{padding}café", id="m1")]} if path.endswith("messages") else {"id": f"café{padding}"}
+    response = await client.post(
+        path,
+        content=json.dumps(body, ensure_ascii=False).encode("latin-1"),
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 400, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.json()["field"] == "body"
+    assert "UTF-8" in response.json()["detail"]
+    assert await stored_count(client, "s1") == 0
 
 
 async def test_a_reserved_kind_from_a_user_message_is_ignored_not_escalated(client: httpx.AsyncClient) -> None:
