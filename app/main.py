@@ -21,7 +21,7 @@ from app.api.consistency import Consistency
 from app.api.idempotency import Idempotency, declare_idempotency_key
 from app.api.memory_return import ReturnFreedMemory, glibc_malloc_trim
 from app.api.middleware import BodyLimit, HeadAsGet, HeaderLimit, RequestLogging
-from app.api.problems import install_problem_handlers
+from app.api.problems import install_problem_handlers, problem_responses
 from app.api.responses import OrjsonResponse
 from app.api.routes import (
     analytics,
@@ -75,34 +75,21 @@ def tune_garbage_collection() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
-PROBLEM_SCHEMA = {
-    "type": "object",
-    "required": ["type", "title", "status"],
-    "properties": {
-        "type": {"type": "string"},
-        "title": {"type": "string"},
-        "status": {"type": "integer"},
-        "detail": {"type": "string"},
-        "instance": {"type": "string"},
-    },
-    "additionalProperties": True,
-}
 PROBLEM_STATUSES = {
     400: "Bad request: a malformed cursor, header or Idempotency-Key",
     401: "Missing or invalid API key",
     403: "The key's role does not allow this",
     404: "Not found (another tenant's resources are not found either)",
+    408: "The request body stopped arriving (PROJECTOR_CLIENT_TIMEOUT_SECONDS); send it again",
     409: "Conflict, or a request with this Idempotency-Key still running",
     413: "Content too large",
     415: "A body sent as anything but application/json",
     422: "Invalid input, or an Idempotency-Key reused for another request",
     429: "Too many live Idempotency-Keys for the tenant, or too many streamed answers open for this caller",
+    431: "Request headers past PROJECTOR_MAX_HEADER_BYTES or PROJECTOR_MAX_HEADER_COUNT",
     503: "The database is unavailable or busy; retry",
 }
-PROBLEM_RESPONSES: dict[int | str, dict[str, object]] = {
-    status: {"description": meaning, "content": {"application/problem+json": {"schema": PROBLEM_SCHEMA}}}
-    for status, meaning in PROBLEM_STATUSES.items()
-}
+PROBLEM_RESPONSES = problem_responses(PROBLEM_STATUSES)
 """Declared on every operation, so clients and schema-driven fuzzers know the problem+json answers."""
 
 

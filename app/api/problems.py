@@ -40,6 +40,28 @@ HTTP_SLUGS = {
 }
 
 
+PROBLEM_SCHEMA = {
+    "type": "object",
+    "required": ["type", "title", "status"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "instance": {"type": "string"},
+    },
+    "additionalProperties": True,
+}
+
+
+def problem_responses(meanings: dict[int, str]) -> dict[int | str, dict[str, Any]]:
+    """The API document's entry for each status answered as a problem, with what it means."""
+    return {
+        status: {"description": meaning, "content": {"application/problem+json": {"schema": PROBLEM_SCHEMA}}}
+        for status, meaning in meanings.items()
+    }
+
+
 def problem(error: ProjectorError, request: Request) -> ProblemResponse:
     body: dict[str, Any] = {
         "type": error.type,

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Query, Request, Response
 from app.api.bodies import compaction_body
 from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.off_loop import OffLoopRoute
+from app.api.problems import problem_responses
 from app.api.responses import OrjsonResponse
 from app.api.schemas import CompactionRequest, ContextQuery, PathId, PruneRequest
 from app.services import compaction, pruning
@@ -43,7 +44,12 @@ async def get_context(
     return OrjsonResponse({"sessionId": session_id, **report.as_dict()})
 
 
-@router.post("/compactions", status_code=201)
+SUMMARIZER_FAILED = problem_responses(
+    {502: "The summarizer failed, gave no summary, or its window cannot hold the history in 64 parts"}
+)
+
+
+@router.post("/compactions", status_code=201, responses=SUMMARIZER_FAILED)
 async def compact(
     session_id: PathId,
     body: CompactionRequest,
