@@ -505,6 +505,27 @@ class ContextQuery(ProjectionOptions):
     max_output_tokens: int | None = Field(default=None, gt=0, le=INT32_MAX, description="Room the answer needs.")
 
 
+class ContextOut(WireModel):
+    """``GET /sessions/{id}/context``: the tokens the model view sends, per section, against the window."""
+
+    session_id: str
+    model: str | None
+    window: dict[str, Any] = Field(description="tokens, source (model_server, model_config, session, catalog, none)")
+    sections: dict[str, int] = Field(description="system, summary, messages, toolResults, reasoning")
+    estimated_tokens: int
+    total_tokens: int
+    basis: Literal["usage", "estimate"]
+    usage: dict[str, Any] | None = Field(description="The provider usage the count starts from: messageId, tokens.")
+    tokens_after_usage: int
+    threshold_tokens: int | None
+    remaining_tokens: int | None
+    compaction_due: bool
+    reason: str
+    applied_compact_boundary_id: str | None
+    max_output_tokens: int | None
+    cache: dict[str, Any] | None = Field(description="lastCall, liveHistory, compactionInvalidatesTokens...")
+
+
 class CompactionRequest(WireModel):
     summary: str | None = Field(default=None, description="Your summary; omitted: the configured summarizer writes it.")
     through_message_id: ClientId | None = Field(
@@ -524,6 +545,13 @@ class CompactionRequest(WireModel):
         return summary_id
 
 
+class CompactionOut(WireModel):
+    boundary: MessageOut
+    summary: MessageOut
+    compaction: dict[str, Any] = Field(description="The boundary's metadata.compaction: counts and tokens.")
+    tokens_after: int
+
+
 class PruneRequest(WireModel):
     dry_run: bool = Field(default=False, description="Report what would be pruned, mark nothing.")
     projection: ProjectionOptions = Field(default_factory=ProjectionOptions)
@@ -531,6 +559,21 @@ class PruneRequest(WireModel):
     protect_tool_tokens: int | None = Field(default=None, ge=0, le=INT32_MAX)
     minimum_savings_tokens: int | None = Field(default=None, ge=0, le=INT32_MAX)
     protected_tools: list[str] | None = None
+
+
+class PruneOut(WireModel):
+    pruned_message_ids: list[str] = Field(description="The tool results marked (or, with dryRun, to mark).")
+    tokens_saved: int
+    candidate_tokens_saved: int = Field(description="What pruning every candidate would save, below the minimum too.")
+    protected_tool_tokens: int
+    reason: str
+    cache_invalidated_tokens: int
+    dry_run: bool
+    marked_message_ids: list[str]
+
+
+class StatusOut(WireModel):
+    status: str
 
 
 ImportFormat = Literal["claude-code", "opencode", "pi", "openai-chat", "anthropic-messages", "ai-sdk", "projector"]

@@ -382,6 +382,19 @@ async def test_every_operation_answers_within_what_its_document_declares(trusted
     assert unreached == set(), "operations of the API document sent nothing here: add their requests"
 
 
+def test_every_json_answer_the_document_declares_has_a_schema_naming_its_fields() -> None:
+    """An empty schema tells a client generator nothing: it types the answer as anything."""
+    document = create_app(settings_for_tests()).openapi()
+    unnamed = []
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            for status, answer in operation["responses"].items():
+                json = answer.get("content", {}).get("application/json")
+                if status.startswith("2") and json is not None and not json.get("schema"):
+                    unnamed.append(f"{method.upper()} {path} {status}")
+    assert unnamed == []
+
+
 def test_every_operation_declares_the_refusals_any_request_may_get() -> None:
     """The middleware answers these before a route runs, on whatever path: a body that stops arriving (408),
     headers past the limits (431), besides the key (401) and the database (503)."""

@@ -14,14 +14,14 @@ from app.api.dependencies import DatabaseDep, PrincipalDep, SettingsDep
 from app.api.off_loop import OffLoopRoute
 from app.api.problems import problem_responses
 from app.api.responses import OrjsonResponse
-from app.api.schemas import CompactionRequest, ContextQuery, PathId, PruneRequest
+from app.api.schemas import CompactionOut, CompactionRequest, ContextOut, ContextQuery, PathId, PruneOut, PruneRequest
 from app.services import compaction, pruning
 from app.services.context_report import report_context
 
 router = APIRouter(route_class=OffLoopRoute, prefix="/sessions/{session_id}", tags=["context"])
 
 
-@router.get("/context")
+@router.get("/context", response_model=ContextOut)
 async def get_context(
     session_id: PathId,
     query: Annotated[ContextQuery, Query()],
@@ -49,7 +49,7 @@ SUMMARIZER_FAILED = problem_responses(
 )
 
 
-@router.post("/compactions", status_code=201, responses=SUMMARIZER_FAILED)
+@router.post("/compactions", status_code=201, response_model=CompactionOut, responses=SUMMARIZER_FAILED)
 async def compact(
     session_id: PathId,
     body: CompactionRequest,
@@ -76,7 +76,7 @@ async def compact(
     return OrjsonResponse(compaction_body(done), status_code=201)
 
 
-@router.post("/prune")
+@router.post("/prune", response_model=PruneOut)
 async def prune(
     session_id: PathId, body: PruneRequest, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
 ) -> Response:

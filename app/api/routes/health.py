@@ -7,6 +7,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.dependencies import DatabaseDep
 from app.api.responses import OrjsonResponse
+from app.api.schemas import StatusOut
 from app.errors import ServiceUnavailable
 
 router = APIRouter(tags=["health"])
@@ -18,12 +19,12 @@ _closing: set[asyncio.Task[None]] = set()
 """Pings given up on, kept referenced while their connections close."""
 
 
-@router.get("/healthz")
+@router.get("/healthz", response_model=StatusOut)
 async def healthz() -> Response:
     return OrjsonResponse({"status": "ok"})
 
 
-@router.get("/readyz")
+@router.get("/readyz", response_model=StatusOut)
 async def readyz(database: DatabaseDep) -> Response:
     """A ping given up on is cancelled without waiting for it: SQLAlchemy closes a connection cancelled
     mid-query gracefully, giving a server that stopped answering 2 s more, which would double the answer."""
