@@ -198,12 +198,16 @@ class HeadAsGet:
                 if finished:
                     return
                 if message["type"] == "http.response.body":
-                    message = {"type": "http.response.body", "body": b"", "more_body": False}
                     finished = True
                     answered.cancel()
+                    return
                 await send(message)
 
             try:
                 await self.app(as_get, receive, send_head)
             finally:
                 scope.update((key, value) for key, value in as_get.items() if key != "method")
+        if finished:
+            # Only once the route has ended: a client that asks again at once finds what the stream held (its
+            # place among the caller's streams) given back.
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
