@@ -148,14 +148,15 @@ def usage_tokens(message: EngineMessage, target: ModelRef | str | None, run_mode
     usage = message.metadata.get("usage")
     if not isinstance(usage, dict):
         return None
-    total = usage.get("totalTokens")
-    if _count(total) > 0:
-        return _count(total)
-    # The stored usage keeps cache reads and writes apart from input, so they add up.
-    summed = sum(
-        _count(usage.get(key)) for key in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
-    )
-    return summed or None
+    # The stored usage keeps cache reads and writes apart from input, so they add up. A usage that counts no
+    # prompt (an answer whose stream ended before the provider reported it) measures the answer, not the
+    # context: taken as the context's size, it would put a long history at a few hundred tokens.
+    prompt = sum(_count(usage.get(key)) for key in ("inputTokens", "cacheReadTokens", "cacheWriteTokens"))
+    output = _count(usage.get("outputTokens"))
+    total = _count(usage.get("totalTokens"))
+    if total > output:
+        return total
+    return prompt + output if prompt else None
 
 
 @dataclass(frozen=True, slots=True)

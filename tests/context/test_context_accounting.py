@@ -218,6 +218,28 @@ def test_empty_usage_is_not_an_anchor() -> None:
     assert usage_tokens(msg, MODEL, {}) is None
 
 
+def test_a_usage_that_counts_no_prompt_is_not_an_anchor() -> None:
+    """An answer cut off before the provider reported its input records its output only: that measures the
+    answer, not the context it was given."""
+    for answer_only in ({"outputTokens": 120}, {"inputTokens": 0, "outputTokens": 120, "totalTokens": 120}):
+        msg = history(assistant("y", usage=answer_only))[0]
+        assert usage_tokens(msg, MODEL, {}) is None
+    messages = history(
+        user("x", tokens=6_000),
+        assistant("ok", tokens=5, usage=usage(6_100)),
+        user("z", tokens=40),
+        assistant("cut", tokens=5, usage={"outputTokens": 120}),
+    )
+    report = account(messages)
+    assert report.usage is not None and (report.usage.message_id, report.total_tokens) == ("m2", 6_145)
+
+
+def test_a_usage_of_only_a_total_or_only_cache_reads_is_an_anchor() -> None:
+    assert usage_tokens(history(assistant("y", usage={"totalTokens": 900}))[0], MODEL, {}) == 900
+    cached = {"inputTokens": 0, "cacheReadTokens": 800, "outputTokens": 20}
+    assert usage_tokens(history(assistant("y", usage=cached))[0], MODEL, {}) == 820
+
+
 def test_usage_before_the_newest_boundary_is_stale() -> None:
     messages = history(
         user("x", tokens=100),
