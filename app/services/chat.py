@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.context.accounting import ContextReport, context_report
 from app.context.cache_report import HistoryState, PrefixBreak, history_state, next_request, prefix_break
-from app.context.catalog import bundled_catalog, default_max_output_tokens
+from app.context.catalog import bundled_catalog, default_max_output_tokens, with_readable_media
 from app.context.model_server import ModelServerWindows
 from app.context.window import ContextWindow
 from app.engine.message import EngineMessage
@@ -139,11 +139,9 @@ async def build_chat(
         reuse=reuse,
     )
     model, asked, params, previous = resolved
-    ctx = dataclasses.replace(
-        ask.ctx,
-        provider=ask.provider,
-        model=model,
-        run_models=snapshot.run_models,
+    ctx = with_readable_media(
+        bundled_catalog(),
+        dataclasses.replace(ask.ctx, provider=ask.provider, model=model, run_models=snapshot.run_models),
     )
     window = await window_size(snapshot, ctx, windows)
     max_output = ask.max_output_tokens or default_max_output_tokens(

@@ -9,7 +9,7 @@ import dataclasses
 
 from app import lossless_json
 from app.context.accounting import ContextReport, account_context
-from app.context.catalog import bundled_catalog, default_max_output_tokens
+from app.context.catalog import bundled_catalog, default_max_output_tokens, with_readable_media
 from app.context.model_server import ModelServerWindows
 from app.context.window import ContextWindow
 from app.engine.tokens import estimate_tokens
@@ -41,8 +41,11 @@ async def report_context(
         database, tenant_id, session_id, apply_compact_boundary=ctx.apply_compact_boundary, reuse=reuse
     )
     provider, model = session_model(snapshot.session, ctx.provider, ctx.model)
-    ctx = dataclasses.replace(
-        ctx, provider=provider or ctx.provider, model=model or ctx.model, run_models=snapshot.run_models
+    ctx = with_readable_media(
+        bundled_catalog(),
+        dataclasses.replace(
+            ctx, provider=provider or ctx.provider, model=model or ctx.model, run_models=snapshot.run_models
+        ),
     )
     resolved = await window_size(snapshot, ctx, windows)
     if max_output_tokens is None:

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
+from app.context.catalog import bundled_catalog, with_readable_media
 from app.engine.message import EngineMessage
 from app.engine.promotion import promote_all
 from app.errors import NotFound
@@ -113,7 +114,10 @@ async def view_session(
         window = await _model_input(repository, asked) if asked.view is View.DEBUG else None
         ctx = asked.ctx
         if asked.view in PRODUCER_VIEWS:
-            ctx = replace(ctx, run_models=await RunRepository(connection, tenant_id).models(asked.session_id))
+            ctx = with_readable_media(
+                bundled_catalog(),
+                replace(ctx, run_models=await RunRepository(connection, tenant_id).models(asked.session_id)),
+            )
     # Building a view (redacting an export above all) is linear but can be seconds on a large page: it runs
     # in a worker thread within the view's time budget.
     weight = content_weight(message.content for message in [*messages, *(window or ())])

@@ -214,3 +214,34 @@ async def test_paging_the_whole_window_views_is_refused_rather_than_ignored(clie
         assert (await client.get("/sessions/s1/projection", params={"view": view, "order": "asc"})).status_code == 200
     paged = await client.get("/sessions/s1/projection", params={"view": "transcript", "limit": "1", "order": "desc"})
     assert paged.status_code == 200
+
+
+SCREENSHOT = {"type": "image", "image": "iVBORw0KGgo=", "mediaType": "image/png"}
+
+
+async def test_an_image_sent_to_a_model_that_reads_only_text_becomes_explicit_text(client: httpx.AsyncClient) -> None:
+    """The catalog lists o3-mini as reading text only, and OpenAI refuses a request holding an image for it."""
+    await new_session(client)
+    await append(client, "s1", {"id": "u1", "role": "user", "content": [{"type": "text", "text": "look"}, SCREENSHOT]})
+    chat = await client.post("/chat", json={"sessionId": "s1", "provider": "openai", "model": "o3-mini"})
+    assert chat.status_code == 200, chat.text
+    sent = chat.json()["payload"]["messages"][0]["content"]
+    assert [part["type"] for part in sent] == ["text", "text"]
+    assert "Cannot read the attached image" in sent[1]["text"]
+    viewed = await model_view(client, provider="openai", model="o3-mini")
+    assert viewed["messages"][0]["content"][1]["type"] == "text"
+    context = await client.get("/sessions/s1/context", params={"provider": "openai", "model": "o3-mini"})
+    assert context.status_code == 200, context.text
+    assert context.json()["estimatedTokens"] == chat.json()["context"]["estimatedTokens"]
+
+
+async def test_an_image_goes_to_a_model_that_reads_images_and_the_request_may_say_otherwise(
+    client: httpx.AsyncClient,
+) -> None:
+    await new_session(client)
+    await append(client, "s1", {"id": "u1", "role": "user", "content": [{"type": "text", "text": "look"}, SCREENSHOT]})
+    ask = {"sessionId": "s1", "provider": "openai", "model": "gpt-4o"}
+    chat = await client.post("/chat", json=ask)
+    assert [part["type"] for part in chat.json()["payload"]["messages"][0]["content"]] == ["text", "image_url"]
+    told = await client.post("/chat", json={**ask, "model": "o3-mini", "projection": {"readableMedia": "image/*"}})
+    assert [part["type"] for part in told.json()["payload"]["messages"][0]["content"]] == ["text", "image_url"]

@@ -7,6 +7,7 @@ from app.context.catalog import (
     default_max_output_tokens,
     model_reference,
     provider_family,
+    readable_media,
 )
 from tests.context.catalogs import CURRENT_MODELS, small_catalog
 
@@ -216,3 +217,20 @@ def test_model_reference_peels_provider_spellings() -> None:
 )
 def test_provider_names_map_to_catalog_families(provider: str, family: str | None) -> None:
     assert provider_family(provider) == family
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "readable"),
+    [
+        ("openai", "o3-mini", ("text/*",)),
+        ("ai-sdk", "openai/gpt-3.5-turbo", ("text/*",)),
+        ("openai", "gpt-4o", None),
+        ("anthropic", "claude-sonnet-4-5-20250929", None),
+        ("vllm", "o3-mini", None),
+        ("openai", "gpt-unknown-to-both", None),
+    ],
+)
+def test_only_a_model_listed_as_reading_no_images_or_pdfs_limits_the_media_sent(
+    provider: str, model: str, readable: tuple[str, ...] | None
+) -> None:
+    assert readable_media(bundled_catalog(), provider, model) == readable
