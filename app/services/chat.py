@@ -182,12 +182,25 @@ async def _resolve(
     """What the run, then the session, fill in, and the remembered prefix: read in the session's snapshot."""
     model = ask.model or run_model(run, ask.provider) or session_model(session, ask.provider, None)[1]
     if not model:
-        raise InvalidInput("model: required unless the run or the session names one", field="model")
+        raise InvalidInput(f"model: {_why_no_model(ask.provider, run, session)}", field="model")
     asked = asked_of(ask, run)
     params = _params_hash(ask, model, asked)
     return _Resolved(
         model, asked, params, await PromptPrefixRepository(connection, tenant_id).get(ask.session_id, params)
     )
+
+
+def _why_no_model(provider: str, run: RunRecord | None, session: SessionRecord) -> str:
+    """A model the run or session names for another provider is not taken for this one: said, since "names
+    none" would be false."""
+    for owner, reference in (("run", run.model if run is not None else None), ("session", session.model)):
+        found = model_ref(reference)
+        if found is not None:
+            return (
+                f"required: the {owner} names {found.reference()}, a model of another provider than {provider};"
+                " name one of this provider's"
+            )
+    return "required unless the run or the session names one"
 
 
 @dataclass(frozen=True, slots=True)

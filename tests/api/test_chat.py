@@ -91,6 +91,17 @@ async def test_model_is_required_without_a_run(client: httpx.AsyncClient) -> Non
     assert response.json()["field"] == "model"
 
 
+async def test_a_model_named_for_another_provider_is_said_to_be_one_when_the_request_names_none(
+    client: httpx.AsyncClient,
+) -> None:
+    await new_session(client, model="anthropic/claude-sonnet-4-5")
+    await append(client, "s1", user("hello"))
+    response = await chat(client, provider="openai")
+    assert response.status_code == 422
+    assert response.json()["field"] == "model"
+    assert "the session names anthropic/claude-sonnet-4-5, a model of another provider" in response.json()["detail"]
+
+
 async def test_unknown_session_or_run_is_404_naming_the_field(client: httpx.AsyncClient) -> None:
     missing_session = await client.post("/chat", json={"sessionId": "nope", "provider": "openai", "model": "m"})
     assert missing_session.status_code == 404
