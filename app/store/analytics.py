@@ -218,8 +218,10 @@ class AnalyticsRepository:
             "(array_agg(model ORDER BY seq) FILTER (WHERE role = 'assistant'))[1] AS model "
             "FROM scoped WHERE turn > 0 GROUP BY session_id, turn), "
             # A time stored as -infinity or infinity (the driver's spelling of Python's first and last instants,
-            # refused on write since) is no wait to measure.
+            # refused on write since) is no wait to measure, nor is an answer the client dated before its
+            # question (times are the writer's, and an imported or clock-skewed one may run backwards).
             "waits AS (SELECT model, answered, CASE WHEN isfinite(asked) AND isfinite(answered) "
+            "AND answered >= asked "
             "THEN extract(epoch FROM answered - asked)::float8 END AS seconds FROM turns) "
             "SELECT GROUPING(model) = 0, model, count(*), count(answered), avg(seconds), "
             "percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds), "

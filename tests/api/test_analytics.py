@@ -71,6 +71,30 @@ async def seed_session(client: httpx.AsyncClient, session_id: str = "stats") -> 
     assert pruned.status_code == 200
 
 
+async def test_an_answer_dated_before_its_question_is_answered_but_no_wait(client: httpx.AsyncClient) -> None:
+    await new_session(client, "skewed")
+    stored = await append(
+        client,
+        "skewed",
+        at(100, user("Build it", id="m1")),
+        at(4, assistant("Built.", id="m2", **SONNET)),
+        at(200, user("Test it", id="m3")),
+        at(206, assistant("Tested.", id="m4", **SONNET)),
+    )
+    assert stored.status_code == 201, stored.text
+
+    turns = (await client.get("/sessions/skewed/analytics")).json()["turns"]
+
+    assert turns == {
+        "turns": 2,
+        "answered": 2,
+        "meanSeconds": 6.0,
+        "p50Seconds": 6.0,
+        "p95Seconds": 6.0,
+        "maxSeconds": 6.0,
+    }
+
+
 async def test_a_sessions_figures_are_counted_from_its_messages(client: httpx.AsyncClient) -> None:
     await seed_session(client)
 
