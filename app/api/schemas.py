@@ -347,6 +347,10 @@ class RunPage(WireModel):
     has_more: bool
 
 
+_MEDIA_RANGE = re.compile(r"[A-Za-z0-9][\w!#$&^.+-]*/(\*|[A-Za-z0-9][\w!#$&^.+-]*)")
+"""A media range as HTTP's ``Accept`` spells one: ``image/png``, ``image/*``."""
+
+
 class ProjectionOptions(WireModel):
     """The projection context the views take, as query parameters or as ``/chat``'s ``projection``."""
 
@@ -364,6 +368,16 @@ class ProjectionOptions(WireModel):
         default=None,
         description="Comma-separated media types the target reads (image/*, application/pdf); 'none' for text only.",
     )
+
+    @field_validator("readable_media")
+    @classmethod
+    def _media_types(cls, value: str | None) -> str | None:
+        """A misspelt type would match nothing and quietly turn every medium into text."""
+        for item in (value or "").split(","):
+            item = item.strip()
+            if item and item not in ("none", "*", "*/*") and not _MEDIA_RANGE.fullmatch(item):
+                raise ValueError(f"{item!r} is not a media type (type/subtype, type/*, * or none)")
+        return value
 
     def to_context(self, *, provider: str | None = None, model: str | None = None) -> ProjectionContext:
         """The core's context; ``provider`` and ``model`` override the options' own (``/chat`` sets them)."""

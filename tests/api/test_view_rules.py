@@ -3,6 +3,7 @@
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.api.wire import append, boundary, new_session, runtime, summary, tool_call, tool_result, user
 
@@ -245,3 +246,24 @@ async def test_an_image_goes_to_a_model_that_reads_images_and_the_request_may_sa
     assert [part["type"] for part in chat.json()["payload"]["messages"][0]["content"]] == ["text", "image_url"]
     told = await client.post("/chat", json={**ask, "model": "o3-mini", "projection": {"readableMedia": "image/*"}})
     assert [part["type"] for part in told.json()["payload"]["messages"][0]["content"]] == ["text", "image_url"]
+
+
+@pytest.mark.parametrize("given", ["bogus", "image/*,aplication", "image/ png"])
+async def test_readable_media_that_names_no_media_type_is_refused_naming_the_field(
+    client: httpx.AsyncClient, given: str
+) -> None:
+    await new_session(client)
+    viewed = await client.get("/sessions/s1/projection", params={"view": "model", "readableMedia": given})
+    assert viewed.status_code == 422, viewed.text
+    assert viewed.json()["field"] == "readableMedia"
+    ask = {"sessionId": "s1", "provider": "openai", "model": "gpt-4o", "projection": {"readableMedia": given}}
+    chat = await client.post("/chat", json=ask)
+    assert chat.status_code == 422, chat.text
+    assert chat.json()["field"] == "projection.readableMedia"
+
+
+@pytest.mark.parametrize("given", ["none", "*", "*/*", "image/png, application/pdf", "image/*,text/*", "audio/x-wav"])
+async def test_readable_media_takes_media_ranges_and_none(client: httpx.AsyncClient, given: str) -> None:
+    await new_session(client)
+    viewed = await client.get("/sessions/s1/projection", params={"view": "model", "readableMedia": given})
+    assert viewed.status_code == 200, viewed.text
