@@ -95,14 +95,17 @@ def run_model(run: RunRecord | None, provider: str) -> str | None:
     return for_target(provider, run.model)[1] if run is not None else None
 
 
-def asked_of(ask: ChatAsk, run: RunRecord | None) -> Asked:
+def asked_of(ask: ChatAsk, run: RunRecord | None, model_variant: str | None = None) -> Asked:
     """The request's fields, each taken from the run where the request leaves it out: system text, tools (a
     run's opencode tools map switches the request's definitions on and off), variant (also from the run's
-    model reference, as opencode writes it), format and agent."""
+    model reference, as opencode writes it, else ``model_variant``: the session's, when its model is the one
+    asked), format and agent."""
     run_tools = run.tools if run is not None else None
     tools = ask.tools if ask.tools is not None else (run_tools if isinstance(run_tools, list) else None)
     found = model_ref(run.model) if run is not None else None
-    variant = ask.variant or (run.variant if run is not None else None) or (found.variant if found else None)
+    variant = (
+        ask.variant or (run.variant if run is not None else None) or (found.variant if found else None) or model_variant
+    )
     output = ask.format if ask.format is not None else (run.format if run is not None else None)
     return Asked(
         system=ask.system if ask.system is not None else (run.system if run is not None else None),
@@ -180,10 +183,12 @@ async def _resolve(
     ask: ChatAsk, tenant_id: str, connection: AsyncConnection, session: SessionRecord, run: RunRecord | None
 ) -> _Resolved:
     """What the run, then the session, fill in, and the remembered prefix: read in the session's snapshot."""
-    model = ask.model or run_model(run, ask.provider) or session_model(session, ask.provider, None)[1]
+    given = ask.model or run_model(run, ask.provider)
+    model = given or session_model(session, ask.provider, None)[1]
     if not model:
         raise InvalidInput(f"model: {_why_no_model(ask.provider, run, session)}", field="model")
-    asked = asked_of(ask, run)
+    session_ref = None if given else model_ref(session.model)
+    asked = asked_of(ask, run, session_ref.variant if session_ref is not None else None)
     params = _params_hash(ask, model, asked)
     return _Resolved(
         model, asked, params, await PromptPrefixRepository(connection, tenant_id).get(ask.session_id, params)

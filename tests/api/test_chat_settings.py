@@ -66,6 +66,21 @@ async def test_the_requests_variant_overrides_the_runs(client: httpx.AsyncClient
     assert (await chat(client, "anthropic", variant="none"))["payload"]["thinking"] == {"type": "disabled"}
 
 
+async def test_the_sessions_model_variant_goes_with_the_sessions_model_only(client: httpx.AsyncClient) -> None:
+    model = {"providerID": "openai", "modelID": "gpt-5", "variant": "high"}
+    await new_session(client, model=model)
+    await append(client, "s1", user("Is it done?"))
+
+    async def effort(**asked: Any) -> Any:
+        response = await client.post("/chat", json={"sessionId": "s1", "provider": "openai", **asked})
+        assert response.status_code == 200, response.text
+        return response.json()["payload"].get("reasoning_effort")
+
+    assert await effort() == "high"
+    assert await effort(variant="low") == "low"
+    assert await effort(model="o3") is None
+
+
 OLDER_MODELS = {
     "openai": ("gpt-4o", "reasoning_effort"),
     "openai-responses": ("gpt-4.1-mini", "reasoning"),
