@@ -5,9 +5,10 @@ logs one line per request and records metrics; a request whose client left befor
 (part-way through its upload, say) counts as 499, whatever was then answered to nobody. ``HeaderLimit``
 answers 431 problem+json to a request whose headers are too many or too large in total, before anything else
 reads them. ``BodyLimit`` answers 413 problem+json once a body grows past the limit, counting the bytes
-actually received rather than trusting ``Content-Length``, and 408 once no part of an unfinished body has
-arrived for ``idle_seconds``: a client that sends its headers and stalls would otherwise hold its connection
-open for good. ``HeadAsGet`` answers ``HEAD`` on every ``GET`` route.
+actually received rather than trusting ``Content-Length``, 415 to a compressed body (``Content-Encoding``: none
+is taken), and 408 once no part of an unfinished body has arrived for ``idle_seconds``: a client that sends its
+headers and stalls would otherwise hold its connection open for good. ``HeadAsGet`` answers ``HEAD`` on every
+``GET`` route.
 """
 
 import logging
@@ -15,14 +16,13 @@ import re
 import time
 import uuid
 
-import orjson
 from anyio import CancelScope, fail_after
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.problems import problem
-from app.errors import PROBLEM_BASE, RequestHeadersTooLarge
+from app.errors import ProjectorError, RequestHeadersTooLarge, TooLarge, UnsupportedMediaType
 from app.observability import CLIENT_CLOSED_REQUEST, LATENCY, REQUESTS, request_id
 
 log = logging.getLogger("projector.access")
@@ -122,8 +122,21 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         declared = _header(scope, b"content-length")
+        encoding = (_header(scope, b"content-encoding") or "identity").strip().lower()
         if declared and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._reject(scope, send)
+            refusal: ProjectorError | None = TooLarge(
+                f"body: the request body exceeds {self.max_bytes} bytes", field="body"
+            )
+        elif encoding != "identity":
+            detail = f"Content-Encoding: a body is taken as it is sent, not {encoding}"
+            refusal = UnsupportedMediaType(detail, field="Content-Encoding")
+        else:
+            refusal = None
+        if refusal is not None:
+            response = problem(refusal, Request(scope))
+            if refusal.status == 415:
+                response.headers["Accept-Encoding"] = "identity"
+            await response(scope, receive, send)
             return
         received = 0
         complete = False
@@ -150,21 +163,6 @@ class BodyLimit:
             return message
 
         await self.app(scope, counting_receive, send)
-
-    async def _reject(self, scope: Scope, send: Send) -> None:
-        body = orjson.dumps(
-            {
-                "type": PROBLEM_BASE + "too-large",
-                "title": "Content too large",
-                "status": 413,
-                "detail": f"body: the request body exceeds {self.max_bytes} bytes",
-                "instance": scope["path"],
-                "field": "body",
-            }
-        )
-        headers = [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

@@ -1,5 +1,6 @@
 """Every kind of bad input: a problem+json 4xx naming the field, and nothing stored."""
 
+import gzip
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -217,6 +218,22 @@ async def test_a_body_that_is_not_utf8_is_400_naming_the_body(
     assert response.headers["content-type"] == "application/problem+json"
     assert response.json()["field"] == "body"
     assert "UTF-8" in response.json()["detail"]
+    assert await stored_count(client, "s1") == 0
+
+
+@pytest.mark.parametrize("path", ["/sessions/s1/messages", "/sessions/import?format=claude-code"])
+async def test_a_compressed_body_is_415_naming_content_encoding(client: httpx.AsyncClient, path: str) -> None:
+    await new_session(client)
+    body = orjson.dumps({"messages": [user("hi", id="m1")]})
+    response = await client.post(
+        path,
+        content=gzip.compress(body),
+        headers={"content-type": "application/json", "content-encoding": "gzip"},
+    )
+    assert response.status_code == 415, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.headers["accept-encoding"] == "identity"
+    assert response.json()["field"] == "Content-Encoding"
     assert await stored_count(client, "s1") == 0
 
 
