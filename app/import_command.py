@@ -45,6 +45,8 @@ class Totals:
     failed: list[str] = field(default_factory=list)
     not_stored: list[str] = field(default_factory=list)
     """Messages of files the service took that were not stored as the file has them (``not_stored``)."""
+    unread: list[str] = field(default_factory=list)
+    """Files with lines the importer could not read, that still gave a session (``unread_lines``)."""
 
 
 def files_of(path: Path, format: str) -> list[Path]:
@@ -84,6 +86,7 @@ def import_all(client: httpx.Client, paths: list[Path], format: str, *, strict: 
                 totals.stored += session["stored"]
                 totals.already_stored += session["alreadyStored"]
             totals.not_stored.extend(not_stored(path, answer))
+            (totals.unread if answer["sessions"] else totals.failed).extend(unread_lines(path, answer))
         totals.files += 1
         bar.show(totals.files, f"{totals.stored} stored, {totals.already_stored} already stored", path.name)
     bar.finish()
@@ -156,6 +159,18 @@ def not_stored(path: Path, answer: dict[str, Any]) -> list[str]:
     return lines
 
 
+def unread_lines(path: Path, answer: dict[str, Any]) -> list[str]:
+    """The lines of the file the importer could not read (``invalid``: not JSON, or no record the format
+    knows), which the service skips unless ``strict``: how many and the first. Without it a file of another
+    format (``--format claude-code`` on a pi session) or a damaged one imports as nothing, with no word said."""
+    invalid = answer["report"]["invalid"]
+    if not invalid:
+        return []
+    first = invalid[0]
+    outcome = "" if answer["sessions"] else f", nothing imported (is it a {answer['report']['format']} file?)"
+    return [f"{path}: {len(invalid)} line(s) not read{outcome}: line {first['line']}: {first['reason']}"]
+
+
 class ProgressBar:
     """One line redrawn in place on a terminal; one line per file elsewhere (a log keeps every step)."""
 
@@ -182,8 +197,9 @@ class ProgressBar:
 
 
 def run(arguments: Any, *, out: TextIO | None = None) -> int:
-    """``projector import``; the exit status is 1 when a file was refused, or a message of one was refused or
-    differs from the one stored before. Progress goes to ``out`` (standard error by default)."""
+    """``projector import``; the exit status is 1 when a file was refused or none of its lines could be read,
+    or a message of one was refused or differs from the one stored before. Progress goes to ``out`` (standard
+    error by default)."""
     out = out or sys.stderr
     path = Path(arguments.path).expanduser()
     if not path.exists():
@@ -200,7 +216,7 @@ def run(arguments: Any, *, out: TextIO | None = None) -> int:
         totals = import_all(
             client, files_of(path, arguments.format), arguments.format, strict=arguments.strict, out=out
         )
-    for problem in [*totals.failed, *totals.not_stored]:
+    for problem in [*totals.failed, *totals.not_stored, *totals.unread]:
         print(problem, file=out)
     print(
         f"{totals.files} file(s): {totals.stored} message(s) stored, {totals.already_stored} already stored", file=out

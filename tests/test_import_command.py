@@ -75,6 +75,30 @@ def test_a_refused_file_is_named_and_the_exit_status_says_so(
     assert "broken.jsonl: 422 line 1" in output
 
 
+def test_a_file_of_another_format_is_named_and_the_exit_status_says_so(
+    live_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    (sessions / "pi-session.jsonl").write_bytes(samples.pi())
+    status, output = run_import("--format", "claude-code", "--url", live_url, str(sessions), capsys=capsys)
+    assert status == 1
+    assert "pi-session.jsonl: " in output
+    assert "line(s) not read, nothing imported (is it a claude-code file?): line 1: " in output
+
+
+def test_lines_that_cannot_be_read_are_named_beside_the_messages_imported(
+    live_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(b"{not json\n" + samples.claude_code())
+    status, output = run_import("--format", "claude-code", "--url", live_url, str(damaged), capsys=capsys)
+    assert status == 0
+    assert "damaged.jsonl: 1 line(s) not read: line 1: " in output
+    [session] = parse_import("claude-code", samples.claude_code()).sessions
+    assert stored_ids(live_url, session.id) == [message.id for message in session.messages]
+
+
 def test_follow_keeps_a_live_claude_code_session_in_sync(live_url: str, tmp_path: Path) -> None:
     live = tmp_path / f"{SESSION}.jsonl"
     live.write_bytes(jsonl(prompt("u1", None, "Fix the test"), answer("a1", "u1", "msg_1", text("Looking."))))
