@@ -10,11 +10,13 @@ stops, one last import without ``live`` stores what was still pending.
 """
 
 import contextlib
+import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any, TextIO
 
 import httpx
@@ -122,6 +124,21 @@ def follow(
         _follow_once(client, path, format, live=False, out=out)
 
 
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (how systemd, ``docker stop`` and ``kill`` end a process) stops a follower as Ctrl-C does, so
+    its last import still stores the answer ``live`` left pending, rather than the process dying without it."""
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def _stamp(path: Path) -> tuple[int, int] | None:
     try:
         stat = path.stat()
@@ -210,7 +227,7 @@ def run(arguments: Any, *, out: TextIO | None = None) -> int:
             if not path.is_file():
                 print(f"{path}: --follow takes one file", file=out)
                 return 2
-            with contextlib.suppress(KeyboardInterrupt):
+            with contextlib.suppress(KeyboardInterrupt), sigterm_as_interrupt():
                 follow(client, path, arguments.format, interval=arguments.interval, out=out)
             return 0
         totals = import_all(

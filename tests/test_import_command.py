@@ -3,6 +3,9 @@ twice without duplicates, and ``--follow`` keeping a live Claude Code session in
 
 import io
 import json
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -140,6 +143,25 @@ def test_follow_stores_the_last_answer_of_a_session_that_wrote_no_turn_end_when_
     polls = iter(range(3))
     with httpx.Client(base_url=live_url) as client:
         follow(client, finished, "claude-code", interval=0.01, out=io.StringIO(), keep_going=lambda: next(polls, 3) < 3)
+    assert stored_ids(live_url, SESSION) == ["u1", "msg_1"]
+
+
+def test_follow_stopped_by_sigterm_stores_the_last_answer_as_ctrl_c_does(live_url: str, tmp_path: Path) -> None:
+    finished = tmp_path / f"{SESSION}.jsonl"
+    finished.write_bytes(
+        jsonl(prompt("u1", None, "Fix the test"), answer("a1", "u1", "msg_1", text("Fixed."), stop_reason="end_turn"))
+    )
+    command = [sys.executable, "-m", "app", "import", "--format", "claude-code", "--follow", "--interval", "0.05"]
+    follower = subprocess.Popen(
+        [*command, "--url", live_url, str(finished)], cwd=Path(__file__).resolve().parents[1], stderr=subprocess.PIPE
+    )
+    try:
+        assert wait_for(lambda: stored_ids(live_url, SESSION) == ["u1"])
+        follower.send_signal(signal.SIGTERM)  # how systemd, docker stop and kill end a follower
+        _, errors = follower.communicate(timeout=30)
+    finally:
+        follower.kill()
+    assert follower.returncode == 0, errors
     assert stored_ids(live_url, SESSION) == ["u1", "msg_1"]
 
 
