@@ -160,7 +160,7 @@ async def build_chat(
     )
     built, report, now, next_turn = await run_within(settings.view_timeout_seconds, snapshot.weight, _build, plan)
     if reuse is not None and keeps_turns:
-        reuse.keep_turn(turn_key, next_turn)
+        reuse.keep_turn(turn_key, next_turn, snapshot.session)
     broke = None
     if previous is not None and measured is not None and not built.unchanged:
         then = HistoryState(previous.revision, previous.boundary_id, previous.pruned)

@@ -94,7 +94,7 @@ class KeptWindow:
 
     def rewrites_since(self, session: SessionRecord) -> int:
         """How many changes other than appends the session has seen since this window was read."""
-        return (session.revision - session.last_seq) - (self.revision - self.last_seq)
+        return rewrites(session) - (self.revision - self.last_seq)
 
     def with_replaced(self, amended: Sequence[EngineMessage]) -> tuple["KeptWindow", dict[int, EngineMessage]]:
         """This window with ``amended`` put in place of the messages of the same seq (those it does not hold
@@ -198,10 +198,16 @@ class WindowReuse:
         self._kept.move_to_end(key)
         return kept
 
-    def keep_turn(self, key: TurnKey, turn: KeptTurn | None) -> None:
-        """Keeps ``turn`` for the next build of these parameters (``None``: the build kept nothing)."""
+    def keep_turn(self, key: TurnKey, turn: KeptTurn | None, session: SessionRecord) -> None:
+        """Keeps ``turn``, built on the window of ``session`` as read, for the next build of these parameters
+        (``None``: the build kept nothing). A turn built on a window the kept one has been refreshed from
+        since (a concurrent build read it after an amendment) is not kept: it was built from the rewritten
+        messages as they were, and the refresh that drops such turns (``refresh_turns``) came before it."""
         if turn is None or self.capacity <= 0:
             self._drop(key)
+            return
+        window = self._kept.get(key.window)
+        if not isinstance(window, KeptWindow) or window.revision - window.last_seq != rewrites(session):
             return
         self._put(key, turn)
 
@@ -220,6 +226,11 @@ class WindowReuse:
         if gone is not None:
             self._size -= gone.size
             WINDOW_REUSE_BYTES.set(self._size)
+
+
+def rewrites(session: SessionRecord) -> int:
+    """How many changes other than appends the session has seen: unchanged by appends."""
+    return session.revision - session.last_seq
 
 
 def window_size(messages: Sequence[EngineMessage], kept: KeptWindow | None = None) -> int:

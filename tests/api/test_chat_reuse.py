@@ -4,6 +4,7 @@ A pure append, or a run no message names yet, is served from the kept window plu
 the pipeline runs on the last turn only, spliced after what the previous build kept); an amendment, a prune or
 a run named before it existed re-reads just the messages it rewrote; a compaction reads the window again."""
 
+import asyncio
 import itertools
 from typing import Any
 
@@ -22,7 +23,7 @@ from app.projections.types import ProjectionContext
 from app.providers.registry import SUPPORTED_PROVIDERS
 from app.services.chat import ChatAsk, build_chat
 from app.services.context_report import report_context
-from app.services.heavy_work import OFF_LOOP_WEIGHT, content_weight
+from app.services.heavy_work import OFF_LOOP_WEIGHT, content_weight, run_within
 from app.services.snapshots import load_snapshot
 from app.services.window_reuse import ReadOutcome, WindowReuse
 from tests.api.wire import append, assistant, new_session, tool_call, tool_result, user
@@ -283,6 +284,37 @@ async def test_an_amendment_before_the_kept_turns_cut_builds_the_whole_window(
     reused = await reused_as_fresh(app, session.id, reuse)
     assert TURN_SPLICES.labels("spliced")._value.get() == spliced
     assert reuse.refreshes == 1
+    assert b"Old tool result content cleared" in reused
+
+
+async def test_a_build_that_read_the_window_before_an_amendment_keeps_no_turn_after_it(
+    client: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Builds of one process overlap: one still building on the window it read when an amendment lands (from
+    any process) and a later build refreshes the kept window, dropping the kept turns the amendment made
+    stale. The slow build's turn, kept after that, was built from the message as it was: the next build must
+    not splice after it."""
+    reuse = WindowReuse(64 * 1024 * 1024)
+    session = Session(client, await new_session(client))
+    await session.step("append", ["user", "answered", "answered", "answer"])
+    await chat_bytes(app, session.id, "anthropic", reuse)
+    await session.step("append", ["user", "answered"])
+    read, resume = asyncio.Event(), asyncio.Event()
+
+    async def held(*args: Any, **kwargs: Any) -> Any:
+        read.set()
+        await resume.wait()
+        return await run_within(*args, **kwargs)
+
+    monkeypatch.setattr("app.services.chat.run_within", held)
+    slow = asyncio.create_task(chat_bytes(app, session.id, "anthropic", reuse))
+    await read.wait()
+    monkeypatch.setattr("app.services.chat.run_within", run_within)
+    await session.step("amend", [])
+    await chat_bytes(app, session.id, "anthropic", reuse)
+    resume.set()
+    await slow
+    reused = await reused_as_fresh(app, session.id, reuse)
     assert b"Old tool result content cleared" in reused
 
 
