@@ -153,23 +153,37 @@ async def later_pages(
     """The rest of the walk ``first`` began, page by page, up to the message that was the session's last when
     ``first`` was read: a document written page by page is the conversation its ETag names. Each page is its
     own short snapshot, so no connection is held while a slow client reads. Seqs have no gaps, so the end is
-    known: a page that a replica does not hold yet (it answers nothing before the end) is read on the primary."""
+    known: a page that a replica does not hold yet (it answers nothing before the end) is read on the primary.
+    A page is read only while the session is the one ``first`` read: once it is deleted (and perhaps created
+    again under its id) ``NotFound`` cuts the document off unfinished, rather than ending it early as if whole
+    or going on with another session's messages."""
     seqs, end = first.seqs, first.session.last_seq
     if not first.has_more:
         return
+    created_at = first.session.created_at
     while seqs and (min(seqs) > FIRST_SEQ if asked.backwards else max(seqs) < end):
         after, before = (None, min(seqs)) if asked.backwards else (max(seqs), end + 1)
-        messages = await _page(database, tenant_id, asked, after, before, on_primary=False)
-        messages = messages or await _page(database, tenant_id, asked, after, before, on_primary=True)
+        messages = await _page(database, tenant_id, asked, after, before, created_at, on_primary=False)
+        messages = messages or await _page(database, tenant_id, asked, after, before, created_at, on_primary=True)
         seqs = [message.seq for message in messages]
         weight = content_weight(message.content for message in messages)
         yield await run_weighed(weight, project, asked.view, messages, asked.ctx)
 
 
 async def _page(
-    database: Database, tenant_id: str, asked: ViewRequest, after: int | None, before: int | None, *, on_primary: bool
+    database: Database,
+    tenant_id: str,
+    asked: ViewRequest,
+    after: int | None,
+    before: int | None,
+    created_at: datetime,
+    *,
+    on_primary: bool,
 ) -> list[EngineMessage]:
+    """The page, read in one snapshot with the session's creation time, which must be ``created_at``."""
     async with database.reading(on_primary=on_primary) as connection:
+        if await SessionRepository(connection, tenant_id).created_at(asked.session_id) != created_at:
+            raise NotFound(f"session '{asked.session_id}' was deleted while it was read")
         rows, _ = await MessageRepository(connection, tenant_id).page(
             asked.session_id,
             limit=asked.limit,

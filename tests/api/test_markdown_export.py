@@ -7,11 +7,17 @@ import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 
+from app.api.auth import DEFAULT_TENANT
+from app.errors import NotFound
 from app.main import create_app
+from app.projections.types import ProjectionContext, View
+from app.services.projections import SessionView, ViewRequest, later_pages, view_session
+from app.store.messages import PageBudget
 from tests.api.wire import append, new_session, user
 from tests.conftest import settings_for_tests
 
 LINES = [f"line {n:02d}" for n in range(11)]
+MIB = 1024 * 1024
 
 
 @pytest.fixture
@@ -67,3 +73,31 @@ async def test_a_paged_markdown_export_links_to_its_next_page_until_the_end(smal
     assert pages[0].startswith("# Long talk")
     assert all("# Long talk" not in page for page in pages[1:])
     assert [line for page in pages for line in lines_in(page)] == LINES
+
+
+@pytest.mark.parametrize("again", [False, True], ids=["deleted", "created again under its id"])
+async def test_a_streamed_export_of_a_session_deleted_meanwhile_is_cut_off_unfinished(
+    database_url: str, again: bool
+) -> None:
+    """The pages after the first are read as the client takes them: once the session is gone, the document
+    must not end early as if whole, nor go on with the messages of a session made again under its id."""
+    app = create_app(settings_for_tests(max_page_size=3, default_page_size=2), database_url=database_url)
+    async with (
+        LifespanManager(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
+    ):
+        await new_session(client, "md")
+        await append(client, "md", *(user(line, id=f"u{n}") for n, line in enumerate(LINES)))
+        database = app.state.database
+        asked = ViewRequest("md", View.EXPORT, ProjectionContext(), "", 3, PageBudget(MIB, 1000), 30)
+        first = await view_session(database, DEFAULT_TENANT, asked, if_none_match=None)
+        assert isinstance(first, SessionView)
+        rest = later_pages(database, DEFAULT_TENANT, asked, first)
+        await anext(rest)
+        assert (await client.delete("/sessions/md")).status_code == 204
+        if again:
+            await new_session(client, "md")
+            await append(client, "md", *(user(f"another {n}") for n in range(len(LINES))))
+        with pytest.raises(NotFound):
+            await anext(rest)
+        await client.delete("/sessions/md")
