@@ -10,6 +10,9 @@ class ProjectorError(Exception):
     status: ClassVar[int] = 500
     slug: ClassVar[str] = "internal-error"
     title: ClassVar[str] = "Internal server error"
+    retry_after: ClassVar[int | None] = None
+    """Seconds after which the same request may succeed, sent as ``Retry-After``: the answer says "not now",
+    not what the request did, so it is never kept under an ``Idempotency-Key``."""
 
     def __init__(self, detail: str, **extensions: Any) -> None:
         super().__init__(detail)
@@ -75,6 +78,7 @@ class RequestHeadersTooLarge(ProjectorError):
 
 class ServiceUnavailable(ProjectorError):
     status, slug, title = 503, "unavailable", "Service unavailable"
+    retry_after = 1
 
 
 class CompactionRefused(ProjectorError):
@@ -83,10 +87,14 @@ class CompactionRefused(ProjectorError):
 
 class CompactionRunning(Conflict):
     slug, title = "compaction-running", "A compaction of this session is already running"
+    retry_after = 5
+    """A summary takes seconds to minutes; a lease left by a crashed process ends within five."""
 
 
 class CompactionStale(Conflict):
     slug, title = "compaction-stale", "The history changed while the compaction was summarising it"
+    retry_after = 1
+    """Nothing was written: the same request, sent again, summarises the history as it now is."""
 
 
 class SummarizerFailed(ProjectorError):

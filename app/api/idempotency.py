@@ -4,10 +4,11 @@ routes it has never seen.
 The first response to a (tenant, key) is kept (24 h by default) and replayed byte for byte, with
 ``Idempotent-Replayed: true``, to every retry carrying the same key and the same request (fingerprint of
 method, path with query, and body). The same key with another request is 422; a retry while the first is
-still running is 409. Responses that mean "refused, nothing happened" (most 4xx) or "try again" (502-504)
-are not kept, so a corrected or later retry runs afresh: every route writes in one transaction, so such a
-response has written nothing. Successes, 409 conflicts and the 500s the error handlers render are kept, as
-Stripe keeps them; a request that crashed past every handler is released.
+still running is 409. Responses that mean "refused, nothing happened" (most 4xx) or "try again" (502-504, and
+any answer with ``Retry-After``, such as a 409 because another compaction of the session was running) are
+not kept, so a corrected or later retry runs afresh: every route writes in one transaction, so such a
+response has written nothing. Successes, other 409 conflicts and the 500s the error handlers render are kept,
+as Stripe keeps them; a request that crashed past every handler is released.
 
 Only requests that write can be retried into a double write, so only they are kept: a route marked
 ``WRITES_NOTHING`` (``POST /chat`` builds a payload and stores nothing) passes through untouched, and the
@@ -121,8 +122,12 @@ def declare_idempotency_key(openapi: dict[str, Any]) -> None:
             post.setdefault("parameters", []).append(dict(header))
 
 
-def is_kept(status: int) -> bool:
-    return status < 400 or status in KEPT_ERROR_STATUSES
+def is_kept(response: KeptResponse) -> bool:
+    """Not an answer that says to come back later (``Retry-After``): a 409 because another request was running
+    at the same time records nothing the request did, and kept, it would refuse every retry of the key for
+    as long as the key lives."""
+    says_wait = any(name.lower() == "retry-after" for name, _ in response.headers)
+    return (response.status < 400 or response.status in KEPT_ERROR_STATUSES) and not says_wait
 
 
 def fingerprint(method: str, path: str, query: bytes, body: bytes) -> str:
@@ -361,7 +366,7 @@ class Idempotency:
         try:
             async with database.transaction() as connection:
                 repository = IdempotencyRepository(connection, tenant_id)
-                if is_kept(response.status):
+                if is_kept(response):
                     await repository.keep(key, claim, response, self.ttl_seconds)
                 else:
                     await repository.release(key, claim)

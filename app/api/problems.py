@@ -71,7 +71,7 @@ def problem(error: ProjectorError, request: Request) -> ProblemResponse:
         "instance": request.url.path,
         **error.extensions,
     }
-    headers = {"Retry-After": "1"} if error.status == 503 else None
+    headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else None
     return ProblemResponse(body, status_code=error.status, headers=headers)
 
 

@@ -172,6 +172,47 @@ async def test_an_amended_summarised_message_makes_the_write_409(
         assert (await client.get("/sessions/s1")).json()["messageCount"] == 12
 
 
+async def test_a_keyed_compaction_refused_while_another_runs_says_when_to_retry_and_its_key_runs_it_later(
+    database_url: str, summarizer: FakeModelServer
+) -> None:
+    async with service(database_url, summarizer) as (_, client):
+        await seed(client, "s1")
+        running = asyncio.create_task(client.post("/sessions/s1/compactions", json={}))
+        await summarizer_called(summarizer)
+        ask = {"summary": "Ours.", "trigger": "auto"}
+        refused = await client.post("/sessions/s1/compactions", json=ask, headers={"idempotency-key": "k-1"})
+        summarizer.release()
+        assert (await running).status_code == 201
+        await append(client, "s1", user("next step", id="u9"), assistant("on it", id="a9"))
+        retried = await client.post("/sessions/s1/compactions", json=ask, headers={"idempotency-key": "k-1"})
+    assert refused.status_code == 409
+    assert refused.json()["type"].endswith("/compaction-running")
+    assert refused.headers["retry-after"] == "5"
+    # The refusal recorded nothing the request did: the same key runs it once the other compaction is done.
+    assert retried.status_code == 201, retried.text
+    assert "idempotent-replayed" not in retried.headers
+
+
+async def test_a_keyed_compaction_gone_stale_says_to_retry_and_its_key_runs_it_again(
+    database_url: str, summarizer: FakeModelServer
+) -> None:
+    async with service(database_url, summarizer) as (_, client):
+        await seed(client, "s1")
+        running = asyncio.create_task(
+            client.post("/sessions/s1/compactions", json={}, headers={"idempotency-key": "k"})
+        )
+        await summarizer_called(summarizer)
+        await client.patch("/sessions/s1/messages/result0", json={"metadata": {"visibleInTranscript": False}})
+        summarizer.release()
+        stale = await running
+        retried = await client.post("/sessions/s1/compactions", json={}, headers={"idempotency-key": "k"})
+    assert stale.status_code == 409
+    assert stale.json()["type"].endswith("/compaction-stale")
+    assert stale.headers["retry-after"] == "1"
+    assert retried.status_code == 201, retried.text
+    assert "idempotent-replayed" not in retried.headers
+
+
 async def test_a_failed_summary_ends_the_lease(database_url: str, summarizer: FakeModelServer) -> None:
     summarizer.fail(CHAT_PATH)
     async with service(database_url, summarizer) as (_, client):
