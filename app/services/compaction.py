@@ -32,6 +32,7 @@ from app.context.compaction import (
 )
 from app.context.model_server import ModelServerWindows
 from app.context.summarizer import Summarizer
+from app.engine.kinds import Kind
 from app.engine.message import EngineMessage
 from app.errors import (
     CompactionRefused,
@@ -92,6 +93,8 @@ class Compacted:
     record: dict[str, Any]
     """The boundary's ``compaction`` metadata: counts and tokens before and after."""
     tokens_after: int
+    replayed: bool = False
+    """The boundary and summary the ask names were already stored as a compaction: nothing was written."""
 
 
 async def compact(
@@ -106,6 +109,9 @@ async def compact(
     if ask.summary is None and summarizer is None:
         raise InvalidInput("summary: required, since no summarizer is configured", field="summary")
     tenant_id = caller.tenant_id
+    stored = await _stored_compaction(database, tenant_id, ask)
+    if stored is not None:
+        return stored
     lease = await _take_lease(database, tenant_id, ask.session_id)
     try:
         return await _compact_under_lease(database, windows, summarizer, settings, caller, ask, now, lease)
@@ -114,6 +120,32 @@ async def compact(
         async with database.transaction() as connection:
             await CompactionLeaseRepository(connection, tenant_id).release(ask.session_id, lease)
         raise
+
+
+async def _stored_compaction(database: Database, tenant_id: str, ask: CompactionAsk) -> Compacted | None:
+    """The compaction a retry names, when it landed already: a runtime whose connection dropped after the
+    write sends the same ``boundaryId`` and ``summaryId`` again, and learns that it landed, as a retried append
+    does, instead of having a history it no longer sees summarised again. A caller's summary must be the one
+    stored (else the ids conflict, 409, as any id stored with other content); a summarizer's may differ."""
+    if ask.boundary_id is None or ask.summary_id is None:
+        return None
+    async with database.reading(on_primary=True) as connection:
+        repository = MessageRepository(connection, tenant_id)
+        boundary = await repository.get(ask.session_id, ask.boundary_id)
+        summary = await repository.get(ask.session_id, ask.summary_id)
+    if (
+        boundary is None
+        or summary is None
+        or boundary.kind != Kind.COMPACT_BOUNDARY
+        or summary.kind != Kind.COMPACT_SUMMARY
+        or summary.metadata.get("summaryForBoundaryId") != boundary.id
+        or (ask.summary is not None and summary.content != ask.summary.strip())
+    ):
+        return None
+    record = boundary.metadata.get("compaction")
+    record = record if isinstance(record, dict) else {}
+    tokens_after = sum(value for key in ("keptTokens", "summaryTokens") if isinstance(value := record.get(key), int))
+    return Compacted(boundary, summary, record, tokens_after, replayed=True)
 
 
 async def _take_lease(database: Database, tenant_id: str, session_id: str) -> str:

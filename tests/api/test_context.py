@@ -179,6 +179,41 @@ async def test_compaction_with_a_caller_summary_changes_the_model_view(database_
         assert (await client.get("/sessions/s1")).json()["messageCount"] == 26
 
 
+async def test_a_retried_compaction_that_landed_answers_200_with_what_was_stored_and_writes_nothing(
+    database_url: str,
+) -> None:
+    ask = {"summary": "We read six files.", "throughMessageId": "a3", "boundaryId": "b1", "summaryId": "s1"}
+    async with service(database_url) as client:
+        await seed_history(client)
+        first = await client.post("/sessions/s1/compactions", json=ask)
+        # The runtime's connection dropped before the answer came: it sends the same request again.
+        retried = await client.post("/sessions/s1/compactions", json=ask)
+        other_summary = await client.post("/sessions/s1/compactions", json={**ask, "summary": "Another one."})
+        stored = (await client.get("/sessions/s1")).json()
+    assert first.status_code == 201, first.text
+    assert retried.status_code == 200, retried.text
+    assert retried.json() == first.json()
+    assert other_summary.status_code != 200
+    assert stored["messageCount"] == 26
+
+
+async def test_a_retried_compaction_the_summarizer_wrote_answers_200_without_asking_it_again(
+    database_url: str, model_server: FakeModelServer
+) -> None:
+    settings = {"summarizer_base_url": model_server.base_url, "summarizer_model": "summarizer"}
+    async with service(database_url, **settings) as client:
+        await seed_history(client)
+        first = await client.post("/sessions/s1/compactions", json={"boundaryId": "b1", "summaryId": "s1"})
+        model_server.answer_chat("## Goal\nA different summary of the same history.")
+        retried = await client.post("/sessions/s1/compactions", json={"boundaryId": "b1", "summaryId": "s1"})
+        stored = (await client.get("/sessions/s1")).json()
+    assert first.status_code == 201, first.text
+    assert retried.status_code == 200, retried.text
+    assert retried.json()["summary"] == first.json()["summary"]
+    assert len(model_server.requests_to("/v1/chat/completions")) == 1
+    assert stored["messageCount"] == 26
+
+
 async def test_the_summarizer_writes_the_summary_from_the_compact_view(
     database_url: str, model_server: FakeModelServer
 ) -> None:

@@ -5,7 +5,7 @@ results ``compactedAt`` (keeping their content). Both are the runtime's to do.
 """
 
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
@@ -47,9 +47,13 @@ async def get_context(
 SUMMARIZER_FAILED = problem_responses(
     {502: "The summarizer failed, gave no summary, or its window cannot hold the history in 64 parts"}
 )
+COMPACTION_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"model": CompactionOut, "description": "A retry: this boundary and summary were stored already"},
+    **SUMMARIZER_FAILED,
+}
 
 
-@router.post("/compactions", status_code=201, response_model=CompactionOut, responses=SUMMARIZER_FAILED)
+@router.post("/compactions", status_code=201, response_model=CompactionOut, responses=COMPACTION_RESPONSES)
 async def compact(
     session_id: PathId,
     body: CompactionRequest,
@@ -73,7 +77,7 @@ async def compact(
     done = await compaction.compact(
         database, state.model_windows, state.summarizer, settings, principal, ask, datetime.now(UTC)
     )
-    return OrjsonResponse(compaction_body(done), status_code=201)
+    return OrjsonResponse(compaction_body(done), status_code=200 if done.replayed else 201)
 
 
 @router.post("/prune", response_model=PruneOut)
