@@ -88,7 +88,7 @@ class CompactionRefused(ProjectorError):
 class CompactionRunning(Conflict):
     slug, title = "compaction-running", "A compaction of this session is already running"
     retry_after = 5
-    """A summary takes seconds to minutes; a lease left by a crashed process ends within five."""
+    """A summary takes seconds to minutes; a lease its process could not end runs out within half a minute."""
 
 
 class CompactionStale(Conflict):

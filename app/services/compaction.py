@@ -13,8 +13,11 @@ history that no longer reads that way. Content never changes. Messages appended 
 are normal and do not conflict: they join the kept tail, which is sent verbatim after the summary.
 """
 
+import asyncio
+import contextlib
 import dataclasses
 import functools
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -59,10 +62,12 @@ from app.store.messages import MessageRepository, NewMessage
 from app.store.records import MessageRecord
 from app.store.sessions import SessionRepository
 
-LEASE_SECONDS = 300.0
-"""Longer than a compaction can run between renewals (the summarizer's whole exchange is capped at 180 s, the
-window lookup at a few seconds, and a history summarized in parts renews the lease before each further part),
-so a live compaction never loses its lease; a crashed one frees the session after this."""
+log = logging.getLogger("projector.compaction")
+
+LEASE_SECONDS = 30.0
+"""A running compaction renews its lease every third of this (``_keep_renewing``), so it keeps the session for
+as long as its summarizer takes; one whose process died, or that could not end its lease because the database
+went away under it, frees the session within this, and its caller's retry then runs."""
 
 REFUSAL_FIELDS = {
     "empty_summary": "summary",
@@ -113,8 +118,14 @@ async def compact(
     if stored is not None:
         return stored
     lease = await _take_lease(database, tenant_id, ask.session_id)
+    renewal = asyncio.create_task(_keep_renewing(database, tenant_id, ask.session_id, lease))
     try:
-        return await _compact_under_lease(database, windows, summarizer, settings, caller, ask, now, lease)
+        try:
+            return await _compact_under_lease(database, windows, summarizer, settings, caller, ask, now, lease)
+        finally:
+            renewal.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewal
     except BaseException:
         # The successful write released the lease in its own transaction; any other end releases it here.
         async with database.transaction() as connection:
@@ -231,6 +242,20 @@ async def _compact_under_lease(
         raise _as_asked(refused) from None
     boundary, summary = await _write(database, caller.tenant_id, ask.session_id, lease, selection, batch)
     return Compacted(boundary, summary, plan.boundary.metadata["compaction"], plan.tokens_after)
+
+
+async def _keep_renewing(database: Database, tenant_id: str, session_id: str, lease: str) -> None:
+    """Renews the lease while the compaction runs, until it is lost (taken over after a renewal failed for a
+    whole term: the write then finds it gone and answers 409)."""
+    while True:
+        await asyncio.sleep(LEASE_SECONDS / 3)
+        try:
+            async with database.transaction() as connection:
+                if not await CompactionLeaseRepository(connection, tenant_id).extend(session_id, lease, LEASE_SECONDS):
+                    return
+        except Exception:
+            # Best effort: the next renewal tries again, and a lease lost meanwhile is found by the write.
+            log.warning("could not renew a compaction's lease", exc_info=True)
 
 
 async def _renew(database: Database, tenant_id: str, session_id: str, lease: str) -> None:

@@ -16,6 +16,7 @@ from sqlalchemy import text
 
 from app.api.auth import DEFAULT_TENANT
 from app.main import create_app
+from app.services import compaction
 from app.services.compaction import LEASE_SECONDS
 from app.store.compaction_leases import CompactionLeaseRepository
 from tests.api.wire import append, assistant, boundary, new_session, summary, tool_call, tool_result, user
@@ -211,6 +212,42 @@ async def test_a_keyed_compaction_gone_stale_says_to_retry_and_its_key_runs_it_a
     assert stale.headers["retry-after"] == "1"
     assert retried.status_code == 201, retried.text
     assert "idempotent-replayed" not in retried.headers
+
+
+async def test_a_compaction_that_lost_the_database_frees_the_session_within_half_a_minute(
+    database_url: str, summarizer: FakeModelServer
+) -> None:
+    """The compaction could not end its lease (the database went away while its summarizer wrote, and its
+    answer was a 503 saying to retry shortly): the retry must not meet that lease for minutes."""
+    async with service(database_url, summarizer) as (app, client):
+        await seed(client, "s1")
+        running = asyncio.create_task(client.post("/sessions/s1/compactions", json={}))
+        await summarizer_called(summarizer)
+        async with app.state.database.transaction() as connection:
+            left_for = (
+                await connection.execute(
+                    text("SELECT extract(epoch FROM expires_at - now()) FROM compaction_leases WHERE session_id = 's1'")
+                )
+            ).scalar_one()
+        summarizer.release()
+        assert (await running).status_code == 201
+    assert left_for <= 30
+
+
+async def test_a_compaction_whose_summarizer_outlasts_the_lease_keeps_it_by_renewing_it(
+    database_url: str, summarizer: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(compaction, "LEASE_SECONDS", 0.6)
+    async with service(database_url, summarizer) as (_, client):
+        await seed(client, "s1")
+        running = asyncio.create_task(client.post("/sessions/s1/compactions", json={}))
+        await summarizer_called(summarizer)
+        await asyncio.sleep(1.5)
+        second = await client.post("/sessions/s1/compactions", json={"summary": "Mine."})
+        summarizer.release()
+        first = await running
+    assert second.status_code == 409, second.text
+    assert first.status_code == 201, first.text
 
 
 async def test_a_failed_summary_ends_the_lease(database_url: str, summarizer: FakeModelServer) -> None:
