@@ -17,6 +17,7 @@ import datetime
 import enum
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -75,3 +76,8 @@ def _default(value: Any) -> Any:
     if isinstance(value, frozenset | set):
         return list(value)
     raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def same_fields(record: object, fields: Mapping[str, Any]) -> bool:
+    """Whether ``record`` holds each of ``fields`` (named as its attributes), compared as JSON."""
+    return all(same_json(getattr(record, name), value) for name, value in fields.items())

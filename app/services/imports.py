@@ -21,7 +21,7 @@ from typing import Any
 from app.errors import InvalidInput, NotFound, ProjectorError
 from app.importers.imported import ImportedMessage, ImportedSession, ImportReport
 from app.importers.registry import parse_import
-from app.lossless_json import same_json
+from app.lossless_json import same_fields
 from app.services.caller import Caller
 from app.services.compaction import notify_recorded_compaction
 from app.services.intake import MessageInput, prepare_batch
@@ -201,8 +201,7 @@ def _same_run(stored: RunRecord | None, archived: RunToImport) -> bool:
     """Whether the stored run has the archived run's settings and ending (JSON compared as JSON)."""
     if stored is None:
         return False
-    given = {**archived.settings, **archived.ending}
-    return all(same_json(getattr(stored, name), value) for name, value in given.items())
+    return same_fields(stored, {**archived.settings, **archived.ending})
 
 
 def _refuse_repeat(earlier: NewMessage, repeat: NewMessage) -> None:

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from app.errors import Conflict, NotFound
+from app.lossless_json import same_fields
 from app.services.size_limits import check_merged_metadata, check_row_fields
 from app.settings import Settings
 from app.store.database import Database
@@ -28,17 +29,23 @@ async def create_run(
     session_id: str,
     run_id: str,
     run_settings: dict[str, Any],
-) -> RunRecord:
-    """``run_settings`` are keyed by their wire names (one word each), so a refusal names the field."""
+) -> tuple[RunRecord, bool]:
+    """``run_settings`` are keyed by their wire names (one word each), so a refusal names the field. The run
+    and whether this request created it: a run of this id with these settings is a retry whose first try
+    landed (its answer lost), answered with the stored run, as a retried append is; other settings are 409."""
     refuse_unaddressable(run_id, "id")
     check_row_fields(run_settings, settings)
     async with database.transaction(locking=(tenant_id, session_id)) as connection:
         if await MessageRepository(connection, tenant_id).lock_session(session_id) is None:
             raise NotFound(f"session '{session_id}' does not exist")
-        row = await RunRepository(connection, tenant_id).create(session_id, run_id, run_settings)
-    if row is None:
-        raise Conflict(f"id: a run '{run_id}' already exists in this session", field="id")
-    return row
+        runs = RunRepository(connection, tenant_id)
+        row = await runs.create(session_id, run_id, run_settings)
+        stored = await runs.get(session_id, run_id) if row is None else None
+    if row is not None:
+        return row, True
+    if stored is not None and same_fields(stored, run_settings):
+        return stored, False
+    raise Conflict(f"id: a run '{run_id}' already exists in this session with other settings", field="id")
 
 
 async def get_run(database: Database, tenant_id: str, session_id: str, run_id: str) -> RunRecord:

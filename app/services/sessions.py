@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from app.errors import Conflict, NotFound
+from app.lossless_json import same_fields
 from app.services.size_limits import check_row_fields
 from app.settings import Settings
 from app.store.database import Database
@@ -29,16 +30,23 @@ async def create_session(
     metadata: dict[str, Any],
     model: str | Mapping[str, Any] | None,
     context_window_tokens: int | None,
-) -> SessionRecord:
+) -> tuple[SessionRecord, bool]:
+    """The session and whether this request created it: a session of this id with these fields is a retry
+    whose first try landed (its answer lost), answered with the stored session; other fields are 409."""
     refuse_unaddressable(session_id, "id")
     check_row_fields({"title": title, "metadata": metadata, "model": model}, settings)
+    fields = {"title": title, "metadata": metadata, "model": model, "context_window_tokens": context_window_tokens}
     async with database.transaction() as connection:
-        row = await SessionRepository(connection, tenant_id).create(
+        repository = SessionRepository(connection, tenant_id)
+        row = await repository.create(
             session_id, title=title, metadata=metadata, model=model, context_window_tokens=context_window_tokens
         )
-    if row is None:
-        raise Conflict(f"id: a session '{session_id}' already exists", field="id")
-    return row
+        stored = await repository.get(session_id) if row is None else None
+    if row is not None:
+        return row, True
+    if stored is not None and same_fields(stored, fields):
+        return stored, False
+    raise Conflict(f"id: a session '{session_id}' already exists with other fields", field="id")
 
 
 async def page_sessions(

@@ -60,10 +60,10 @@ async def test_a_run_without_id_gets_a_server_id(client: httpx.AsyncClient) -> N
     assert created.json()["id"].startswith("run_")
 
 
-async def test_a_taken_run_id_is_409_and_unknown_runs_are_404(client: httpx.AsyncClient) -> None:
+async def test_a_taken_run_id_with_other_settings_is_409_and_unknown_runs_are_404(client: httpx.AsyncClient) -> None:
     await new_session(client)
     await client.post("/sessions/s1/runs", json={"id": "r1"})
-    assert (await client.post("/sessions/s1/runs", json={"id": "r1"})).status_code == 409
+    assert (await client.post("/sessions/s1/runs", json={"id": "r1", "agent": "plan"})).status_code == 409
     assert (await client.get("/sessions/s1/runs/nope")).status_code == 404
     assert (await client.patch("/sessions/s1/runs/nope", json={"usage": {}})).status_code == 404
     assert (await client.post("/sessions/nope/runs", json={})).status_code == 404
@@ -128,3 +128,27 @@ async def test_a_run_is_created_under_the_sessions_append_lock(
         assert (await creating).status_code == 201
     finally:
         await blocker.close()
+
+
+async def test_creating_a_run_again_with_the_same_settings_answers_200_with_the_stored_one(
+    client: httpx.AsyncClient,
+) -> None:
+    """A runtime whose connection dropped after the run was created retries, and learns that it landed."""
+    await new_session(client)
+    settings = {
+        "id": "r1",
+        "agent": "build",
+        "model": "anthropic/claude-sonnet-4-5",
+        "system": "Be brief.",
+        "tools": {"bash": True, "edit": False},
+        "variant": "high",
+        "metadata": {"step": 1},
+    }
+    first = await client.post("/sessions/s1/runs", json=settings)
+    assert first.status_code == 201, first.text
+    assert (await client.patch("/sessions/s1/runs/r1", json={"usage": {"inputTokens": 5}})).status_code == 200
+    again = await client.post("/sessions/s1/runs", json=settings)
+    assert again.status_code == 200, again.text
+    assert again.json()["usage"] == {"inputTokens": 5}
+    assert {key: again.json()[key] for key in settings} == settings
+    assert (await client.post("/sessions/s1/runs", json={**settings, "variant": "low"})).status_code == 409

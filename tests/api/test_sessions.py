@@ -30,12 +30,32 @@ async def test_create_session_without_id_gets_a_server_id(client: httpx.AsyncCli
     assert response.json()["id"].startswith("ses_")
 
 
-async def test_creating_a_taken_session_id_is_409(client: httpx.AsyncClient) -> None:
-    await new_session(client, "s1")
-    response = await client.post("/sessions", json={"id": "s1"})
+async def test_creating_a_taken_session_id_with_other_fields_is_409(client: httpx.AsyncClient) -> None:
+    await new_session(client, "s1", title="Fix the build")
+    response = await client.post("/sessions", json={"id": "s1", "title": "Another"})
     assert response.status_code == 409
     assert response.headers["content-type"] == "application/problem+json"
     assert response.json()["field"] == "id"
+
+
+async def test_creating_a_session_again_with_the_same_fields_answers_200_with_the_stored_one(
+    client: httpx.AsyncClient,
+) -> None:
+    """A runtime whose connection dropped after the session was created retries, and learns that it landed."""
+    fields = {
+        "id": "s1",
+        "title": "Fix the build",
+        "metadata": {"cwd": "/repo", "n": 1.0},
+        "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"},
+        "contextWindowTokens": 200_000,
+    }
+    first = await client.post("/sessions", json=fields)
+    assert first.status_code == 201, first.text
+    again = await client.post("/sessions", json={**fields, "metadata": {"n": 1.0, "cwd": "/repo"}})
+    assert again.status_code == 200, again.text
+    assert again.json() == first.json()
+    for changed in ({"metadata": {"cwd": "/repo", "n": 1}}, {"contextWindowTokens": 100_000}, {"model": None}):
+        assert (await client.post("/sessions", json={**fields, **changed})).status_code == 409, changed
 
 
 async def test_session_reports_last_seq_and_message_count(client: httpx.AsyncClient) -> None:

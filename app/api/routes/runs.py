@@ -16,17 +16,24 @@ from app.services import messages, runs
 router = APIRouter(route_class=OffLoopRoute, prefix="/sessions/{session_id}/runs", tags=["runs"])
 
 
-@router.post("", status_code=201, response_model=RunOut)
+@router.post(
+    "",
+    status_code=201,
+    response_model=RunOut,
+    responses={
+        200: {"model": RunOut, "description": "A retry: a run of this id with these settings was stored already"}
+    },
+)
 async def create_run(
     session_id: PathId, body: CreateRunRequest, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
 ) -> Response:
     principal.require_writer()
     run_id = body.id or runs.new_run_id()
-    row = await runs.create_run(
+    row, created = await runs.create_run(
         database, settings, principal.tenant_id, session_id, run_id, body.model_dump(exclude={"id"})
     )
     location = f"/sessions/{quote(session_id, safe='')}/runs/{quote(run_id, safe='')}"
-    return OrjsonResponse(run_body(row), status_code=201, headers={"Location": location})
+    return OrjsonResponse(run_body(row), status_code=201 if created else 200, headers={"Location": location})
 
 
 @router.get("", response_model=RunPage)

@@ -24,13 +24,20 @@ from app.store.records import RunRecord
 router = APIRouter(route_class=OffLoopRoute, prefix="/sessions", tags=["sessions"])
 
 
-@router.post("", status_code=201, response_model=SessionOut)
+@router.post(
+    "",
+    status_code=201,
+    response_model=SessionOut,
+    responses={
+        200: {"model": SessionOut, "description": "A retry: a session of this id with these fields was stored already"}
+    },
+)
 async def create_session(
     body: CreateSessionRequest, database: DatabaseDep, principal: PrincipalDep, settings: SettingsDep
 ) -> Response:
     principal.require_writer()
     session_id = body.id or sessions.new_session_id()
-    row = await sessions.create_session(
+    row, created = await sessions.create_session(
         database,
         settings,
         principal.tenant_id,
@@ -40,9 +47,8 @@ async def create_session(
         model=body.model,
         context_window_tokens=body.context_window_tokens,
     )
-    return OrjsonResponse(
-        session_body(row), status_code=201, headers={"Location": f"/sessions/{quote(session_id, safe='')}"}
-    )
+    location = {"Location": f"/sessions/{quote(session_id, safe='')}"}
+    return OrjsonResponse(session_body(row), status_code=201 if created else 200, headers=location)
 
 
 @router.get("", response_model=SessionPage)
