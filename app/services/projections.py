@@ -180,9 +180,13 @@ async def _page(
     *,
     on_primary: bool,
 ) -> list[EngineMessage]:
-    """The page, read in one snapshot with the session's creation time, which must be ``created_at``."""
+    """The page, read in one snapshot with the session's creation time, which must be ``created_at``. Only
+    the primary says the session is gone: a replica further behind than the one the first page came from (they
+    are taken in turn) may not hold the session yet, and answers nothing, so the page is read on the primary."""
     async with database.reading(on_primary=on_primary) as connection:
         if await SessionRepository(connection, tenant_id).created_at(asked.session_id) != created_at:
+            if not on_primary:
+                return []
             raise NotFound(f"session '{asked.session_id}' was deleted while it was read")
         rows, _ = await MessageRepository(connection, tenant_id).page(
             asked.session_id,

@@ -1,5 +1,6 @@
 """A Markdown export is the whole conversation: streamed whole, or paged with a link to the next page."""
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 
@@ -12,9 +13,12 @@ from app.errors import NotFound
 from app.main import create_app
 from app.projections.types import ProjectionContext, View
 from app.services.projections import SessionView, ViewRequest, later_pages, view_session
+from app.store import migrations
+from app.store.database import Database, create_engine
 from app.store.messages import PageBudget
 from tests.api.wire import append, new_session, user
 from tests.conftest import settings_for_tests
+from tests.database import create_database, drop_database
 
 LINES = [f"line {n:02d}" for n in range(11)]
 MIB = 1024 * 1024
@@ -101,3 +105,33 @@ async def test_a_streamed_export_of_a_session_deleted_meanwhile_is_cut_off_unfin
         with pytest.raises(NotFound):
             await anext(rest)
         await client.delete("/sessions/md")
+
+
+async def test_a_streamed_export_reads_on_the_primary_a_page_that_a_replica_behind_has_no_session_for(
+    database_url: str, database_server: str
+) -> None:
+    """Replicas are taken in turn, so a page may come from one further behind than the first page's, where the
+    session (created a moment ago) does not exist yet: that is a page to read on the primary, not a deletion."""
+    app = create_app(settings_for_tests(max_page_size=3, default_page_size=2), database_url=database_url)
+    behind_url = await create_database(database_server)
+    await asyncio.to_thread(migrations.upgrade, behind_url)
+    behind = Database(
+        create_engine(database_url, settings_for_tests()), [create_engine(behind_url, settings_for_tests())]
+    )
+    try:
+        async with (
+            LifespanManager(app),
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
+        ):
+            await new_session(client, "md")
+            await append(client, "md", *(user(line, id=f"u{n}") for n, line in enumerate(LINES)))
+            asked = ViewRequest("md", View.EXPORT, ProjectionContext(), "", 3, PageBudget(MIB, 1000), 30)
+            first = await view_session(app.state.database, DEFAULT_TENANT, asked, if_none_match=None)
+            assert isinstance(first, SessionView)
+            rest = [page async for page in later_pages(behind, DEFAULT_TENANT, asked, first)]
+            await client.delete("/sessions/md")
+    finally:
+        await behind.dispose()
+        await drop_database(database_server, behind_url)
+    read = [message.source_message_ids for page in [first.projection, *rest] for message in page.messages]
+    assert read == [(f"u{n}",) for n in range(len(LINES))]
