@@ -248,7 +248,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
-            allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            allow_methods=["GET", "HEAD", "POST", "PATCH", "DELETE"],
             allow_headers=[
                 "authorization",
                 "content-type",

@@ -65,3 +65,11 @@ async def test_other_origins_are_not_allowed() -> None:
 def test_origins_are_read_from_the_environment_as_a_comma_separated_list(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PROJECTOR_CORS_ORIGINS", "https://a.example, https://b.example")
     assert settings_for_tests().cors_origins == ["https://a.example", "https://b.example"]
+
+
+async def test_a_browser_may_ask_for_the_head_of_what_it_may_get() -> None:
+    """Every ``GET`` answers ``HEAD`` (an ETag checked without the body); with the key it needs a preflight."""
+    head = {**PREFLIGHT, "access-control-request-method": "HEAD", "access-control-request-headers": "authorization"}
+    async with client(cors_origins=["https://app.example"]) as http:
+        preflight = await http.options("/sessions/s1/projection", headers=head)
+    assert preflight.status_code == 200, preflight.text
