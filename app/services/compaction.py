@@ -301,8 +301,12 @@ async def _write(
             raise CompactionRunning(f"the compaction's lease on session '{session_id}' ran out and was taken over")
         await _check_unchanged(repository, session_id, selection)
         result = await repository.append(session_id, last_seq, batch)
-        if result.conflicts:
-            index, taken = result.conflicts[0]
+        # An id stored already, even with the same content (a boundary's text never changes), is another
+        # message's: the append would take it for this one and write a summary for an older boundary. A retry
+        # of this very compaction is answered from what was stored (``_stored_compaction``).
+        stored = [(index, message.id) for index, message in enumerate(result.messages) if message.seq <= last_seq]
+        if result.conflicts or stored:
+            index, taken = (result.conflicts or stored)[0]
             field = _ASKED_IDS[index]
             raise MessageConflict(f"{field}: id '{taken}' is already stored in this session", field=field)
         await leases.release(session_id, lease)

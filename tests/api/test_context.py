@@ -197,6 +197,24 @@ async def test_a_retried_compaction_that_landed_answers_200_with_what_was_stored
     assert stored["messageCount"] == 26
 
 
+async def test_a_compaction_naming_a_stored_boundary_with_a_new_summary_is_a_conflict_and_writes_nothing(
+    database_url: str,
+) -> None:
+    """A boundary's text is always the same: its id stored already must not be taken for this compaction's,
+    which would write a summary of the history through ``a4`` for the boundary through ``a3``."""
+    ask = {"summary": "We read six files.", "throughMessageId": "a3", "boundaryId": "b1", "summaryId": "s1"}
+    async with service(database_url) as client:
+        await seed_history(client)
+        first = await client.post("/sessions/s1/compactions", json=ask)
+        again = {"summary": "We read eight files.", "throughMessageId": "a4", "boundaryId": "b1", "summaryId": "s2"}
+        reused = await client.post("/sessions/s1/compactions", json=again)
+        stored = (await client.get("/sessions/s1")).json()
+    assert first.status_code == 201, first.text
+    assert reused.status_code == 409, reused.text
+    assert reused.json()["field"] == "boundaryId"
+    assert stored["messageCount"] == 26
+
+
 async def test_a_retried_compaction_the_summarizer_wrote_answers_200_without_asking_it_again(
     database_url: str, model_server: FakeModelServer
 ) -> None:
