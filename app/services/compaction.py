@@ -121,23 +121,28 @@ async def compact(
     renewal = asyncio.create_task(_keep_renewing(database, tenant_id, ask.session_id, lease))
     try:
         try:
-            return await _compact_under_lease(database, windows, summarizer, settings, caller, ask, now, lease)
+            # Again under the lease: the first try may have written, and let go of the lease, since the look.
+            stored = await _stored_compaction(database, tenant_id, ask)
+            if stored is None:
+                return await _compact_under_lease(database, windows, summarizer, settings, caller, ask, now, lease)
         finally:
             renewal.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewal
     except BaseException:
         # The successful write released the lease in its own transaction; any other end releases it here.
-        async with database.transaction() as connection:
-            await CompactionLeaseRepository(connection, tenant_id).release(ask.session_id, lease)
+        await _release(database, tenant_id, ask.session_id, lease)
         raise
+    await _release(database, tenant_id, ask.session_id, lease)
+    return stored
 
 
 async def _stored_compaction(database: Database, tenant_id: str, ask: CompactionAsk) -> Compacted | None:
     """The compaction a retry names, when it landed already: a runtime whose connection dropped after the
     write sends the same ``boundaryId`` and ``summaryId`` again, and learns that it landed, as a retried append
     does, instead of having a history it no longer sees summarised again. A caller's summary must be the one
-    stored (else the ids conflict, 409, as any id stored with other content); a summarizer's may differ."""
+    stored, and so must the message it says it covers (else the ids conflict, 409, as any id stored with other
+    content); a summarizer's may differ."""
     if ask.boundary_id is None or ask.summary_id is None:
         return None
     async with database.reading(on_primary=True) as connection:
@@ -151,6 +156,10 @@ async def _stored_compaction(database: Database, tenant_id: str, ask: Compaction
         or summary.kind != Kind.COMPACT_SUMMARY
         or summary.metadata.get("summaryForBoundaryId") != boundary.id
         or (ask.summary is not None and summary.content != ask.summary.strip())
+        or (
+            ask.through_message_id is not None
+            and boundary.metadata.get("compactThroughMessageId") != ask.through_message_id
+        )
     ):
         return None
     record = boundary.metadata.get("compaction")
@@ -242,6 +251,11 @@ async def _compact_under_lease(
         raise _as_asked(refused) from None
     boundary, summary = await _write(database, caller.tenant_id, ask.session_id, lease, selection, batch)
     return Compacted(boundary, summary, plan.boundary.metadata["compaction"], plan.tokens_after)
+
+
+async def _release(database: Database, tenant_id: str, session_id: str, lease: str) -> None:
+    async with database.transaction() as connection:
+        await CompactionLeaseRepository(connection, tenant_id).release(session_id, lease)
 
 
 async def _keep_renewing(database: Database, tenant_id: str, session_id: str, lease: str) -> None:

@@ -12,6 +12,7 @@ from asgi_lifespan import LifespanManager
 
 from app.context import summarizer as summarizer_module
 from app.main import create_app
+from app.services import compaction
 from tests.api.wire import append, assistant, new_session, tool_call, tool_result, user
 from tests.conftest import settings_for_tests
 from tests.context.fake_model_server import FakeModelServer, unused_base_url
@@ -197,6 +198,21 @@ async def test_a_retried_compaction_that_landed_answers_200_with_what_was_stored
     assert stored["messageCount"] == 26
 
 
+async def test_a_compaction_through_another_message_under_stored_ids_is_a_conflict_not_a_replay(
+    database_url: str,
+) -> None:
+    """The ids name a compaction through ``a3``: one asked through ``a4`` is another compaction, which did not
+    land, and must not be answered as if it had."""
+    ask = {"summary": "We read six files.", "throughMessageId": "a3", "boundaryId": "b1", "summaryId": "s1"}
+    async with service(database_url) as client:
+        await seed_history(client)
+        first = await client.post("/sessions/s1/compactions", json=ask)
+        further = await client.post("/sessions/s1/compactions", json={**ask, "throughMessageId": "a4"})
+    assert first.status_code == 201, first.text
+    assert further.status_code == 409, further.text
+    assert further.json()["field"] == "boundaryId"
+
+
 async def test_a_compaction_naming_a_stored_boundary_with_a_new_summary_is_a_conflict_and_writes_nothing(
     database_url: str,
 ) -> None:
@@ -213,6 +229,32 @@ async def test_a_compaction_naming_a_stored_boundary_with_a_new_summary_is_a_con
     assert reused.status_code == 409, reused.text
     assert reused.json()["field"] == "boundaryId"
     assert stored["messageCount"] == 26
+
+
+@pytest.mark.parametrize("through", ["a3", None], ids=["caller's cut", "policy's cut"])
+async def test_a_retry_that_takes_the_lease_its_first_try_let_go_of_answers_200_with_what_was_stored(
+    database_url: str, monkeypatch: pytest.MonkeyPatch, through: str | None
+) -> None:
+    """The first try wrote and ended its lease between the retry's first look for it and the retry's lease."""
+    looked = compaction._stored_compaction
+    hidden: list[bool] = []
+
+    async def before_the_first_try_landed(*args: Any) -> Any:
+        """The retry's first look finds nothing."""
+        return None if hidden and not hidden.pop() else await looked(*args)
+
+    monkeypatch.setattr(compaction, "_stored_compaction", before_the_first_try_landed)
+    ask = {"summary": "We read six files.", "throughMessageId": through, "boundaryId": "b1", "summaryId": "s1"}
+    async with service(database_url) as client:
+        await seed_history(client)
+        first = await client.post("/sessions/s1/compactions", json=ask)
+        hidden.append(False)
+        retried = await client.post("/sessions/s1/compactions", json=ask)
+        again = await client.post("/sessions/s1/compactions", json={"summary": "Later."})
+    assert first.status_code == 201, first.text
+    assert retried.status_code == 200, retried.text
+    assert retried.json() == first.json()
+    assert again.status_code == 201, again.text  # the retry's lease was let go of
 
 
 async def test_a_retried_compaction_the_summarizer_wrote_answers_200_without_asking_it_again(
