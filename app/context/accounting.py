@@ -151,12 +151,13 @@ def usage_tokens(message: EngineMessage, target: ModelRef | str | None, run_mode
     # The stored usage keeps cache reads and writes apart from input, so they add up. A usage that counts no
     # prompt (an answer whose stream ended before the provider reported it) measures the answer, not the
     # context: taken as the context's size, it would put a long history at a few hundred tokens.
+    # A provider's total may leave the cache reads out (they are billed apart): the larger of it and the parts.
     prompt = sum(_count(usage.get(key)) for key in ("inputTokens", "cacheReadTokens", "cacheWriteTokens"))
     output = _count(usage.get("outputTokens"))
     total = _count(usage.get("totalTokens"))
-    if total > output:
-        return total
-    return prompt + output if prompt else None
+    if total <= output and not prompt:
+        return None
+    return max(total, prompt + output)
 
 
 @dataclass(frozen=True, slots=True)

@@ -138,6 +138,11 @@ def test_usage_total_tokens_wins_over_the_parts() -> None:
     assert usage_tokens(msg, MODEL, {}) == 900
 
 
+def test_a_usage_total_that_leaves_out_the_cache_reads_does_not_shrink_the_context() -> None:
+    usage = {"inputTokens": 100, "cacheReadTokens": 8_000, "outputTokens": 20, "totalTokens": 120}
+    assert usage_tokens(history(assistant("y", usage=usage))[0], MODEL, {}) == 8_120
+
+
 def test_usage_parts_add_cache_reads_and_writes() -> None:
     parts = {"inputTokens": 100, "outputTokens": 20, "cacheReadTokens": 3_000, "cacheWriteTokens": 400}
     msg = history(assistant("y", usage=parts))[0]
