@@ -83,7 +83,7 @@ PROBLEM_STATUSES = {
     408: "The request body stopped arriving (PROJECTOR_CLIENT_TIMEOUT_SECONDS); send it again",
     409: "Conflict, or a request with this Idempotency-Key still running",
     413: "Content too large",
-    415: "A body sent as anything but application/json",
+    415: "A body sent as anything but application/json, or compressed (Content-Encoding)",
     422: "Invalid input, or an Idempotency-Key reused for another request",
     429: "Too many live Idempotency-Keys for the tenant, or too many streamed answers open for this caller",
     431: "Request headers past PROJECTOR_MAX_HEADER_BYTES or PROJECTOR_MAX_HEADER_COUNT",

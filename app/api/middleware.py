@@ -122,7 +122,7 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         declared = _header(scope, b"content-length")
-        encoding = (_header(scope, b"content-encoding") or "identity").strip().lower()
+        encoding = (_header(scope, b"content-encoding") or "").strip().lower() or "identity"
         if declared and declared.isdigit() and int(declared) > self.max_bytes:
             refusal: ProjectorError | None = TooLarge(
                 f"body: the request body exceeds {self.max_bytes} bytes", field="body"

@@ -237,6 +237,16 @@ async def test_a_compressed_body_is_415_naming_content_encoding(client: httpx.As
     assert await stored_count(client, "s1") == 0
 
 
+@pytest.mark.parametrize("encoding", ["", " ", "identity", " Identity "])
+async def test_a_body_sent_as_it_is_may_say_so_or_say_nothing(client: httpx.AsyncClient, encoding: str) -> None:
+    response = await client.post(
+        "/sessions",
+        content=orjson.dumps({"id": "s1"}),
+        headers={"content-type": "application/json", "content-encoding": encoding},
+    )
+    assert response.status_code == 201, response.text
+
+
 async def test_a_reserved_kind_from_a_user_message_is_ignored_not_escalated(client: httpx.AsyncClient) -> None:
     await new_session(client)
     response = await client.post("/sessions/s1/messages", json={"messages": [user("hi", runtimeKind="no_such_kind")]})

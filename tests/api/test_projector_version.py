@@ -12,11 +12,11 @@ import orjson
 from app.projections.types import PROJECTOR_VERSION
 
 VIEW_DIGESTS = {
-    "2": "80a4ecb322d4c65baaf86abb4882d498d00839112927928e37293a7f1fc98950",
     "3": "14c6ef97b2bf6e9985180a67b12ff970167bc010fab04d77a9f871db5be5f55d",
 }
 """What every view of ``HISTORY`` hashes to, by the projector version that answers it. A view answering
-differently fails here: bump ``PROJECTOR_VERSION`` and add its digest, so that no client keeps the old answer."""
+differently fails here: bump ``PROJECTOR_VERSION`` and put its digest in place of the old one, so that no client
+keeps the old answer."""
 
 SESSION = "notes on deploy#1"
 """An id the Markdown export's next-page link has to percent-encode."""
