@@ -14,7 +14,6 @@ are normal and do not conflict: they join the kept tail, which is sent verbatim 
 """
 
 import asyncio
-import contextlib
 import dataclasses
 import functools
 import logging
@@ -127,8 +126,8 @@ async def compact(
                 return await _compact_under_lease(database, windows, summarizer, settings, caller, ask, now, lease)
         finally:
             renewal.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewal
+            # Its cancellation comes back as a result; one of this request still ends it.
+            await asyncio.gather(renewal, return_exceptions=True)
     except BaseException:
         # The successful write released the lease in its own transaction; any other end releases it here.
         await _release(database, tenant_id, ask.session_id, lease)
