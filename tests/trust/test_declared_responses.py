@@ -198,34 +198,14 @@ async def messages(check: Check, callers: Callers) -> None:
     huge = {"role": "user", "content": "big", "metadata": {"blob": "x" * 300_000}}
     check(await callers.writer.post("/sessions/s1/messages", json={"messages": [huge]}))
     check(await callers.writer.post("/sessions/none/messages", json={"messages": [{"role": "user", "content": "hi"}]}))
-    check(
-        await callers.writer.post(
-            "/sessions/s1/messages",
-            json={"messages": [{"id": "k1", "role": "user", "content": "a"}]},
-            headers={"Idempotency-Key": "k1"},
+    # Kept, replayed, the key reused for another body, and a second key.
+    for message_id, text, key in (("k1", "a", "k1"), ("k1", "a", "k1"), ("k2", "b", "k1"), ("k3", "c", "k2")):
+        message = {"id": message_id, "role": "user", "content": text}
+        check(
+            await callers.writer.post(
+                "/sessions/s1/messages", json={"messages": [message]}, headers={"Idempotency-Key": key}
+            )
         )
-    )
-    check(
-        await callers.writer.post(
-            "/sessions/s1/messages",
-            json={"messages": [{"id": "k1", "role": "user", "content": "a"}]},
-            headers={"Idempotency-Key": "k1"},
-        )
-    )
-    check(
-        await callers.writer.post(
-            "/sessions/s1/messages",
-            json={"messages": [{"id": "k2", "role": "user", "content": "b"}]},
-            headers={"Idempotency-Key": "k1"},
-        )
-    )
-    check(
-        await callers.writer.post(
-            "/sessions/s1/messages",
-            json={"messages": [{"id": "k3", "role": "user", "content": "c"}]},
-            headers={"Idempotency-Key": "k2"},
-        )
-    )
     check(await callers.writer.post("/sessions", json={"title": "x"}, headers={"Idempotency-Key": ""}))
     page = check(await callers.writer.get("/sessions/s1/messages", params={"limit": 2})).json()
     check(await callers.writer.get("/sessions/s1/messages", params={"limit": 2, "after": page["nextCursor"]}))
