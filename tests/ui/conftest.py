@@ -38,6 +38,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SCREENSHOTS = Path(os.environ.get("UI_SCREENSHOT_DIR", Path(__file__).parents[2] / "test-output" / "ui"))
+PATIENCE_MS = 10_000
+"""How long an action or an assertion waits for the page: on a loaded two-core CI machine a /chat answer the
+viewer asks for has taken over Playwright's default five seconds for an assertion."""
 DESKTOP: "ViewportSize" = {"width": 1400, "height": 900}
 PHONE: "ViewportSize" = {"width": 390, "height": 844}
 
@@ -61,7 +64,9 @@ def importable(module: str) -> Any:
 # and the async tests of the next module could not run theirs.
 @pytest.fixture(scope="module")
 def playwright() -> Iterator["Playwright"]:
-    with importable("playwright.sync_api").sync_playwright() as driver:
+    sync_api = importable("playwright.sync_api")
+    sync_api.expect.set_options(timeout=PATIENCE_MS)
+    with sync_api.sync_playwright() as driver:
         yield driver
 
 
@@ -114,6 +119,15 @@ class Tab:
     def _record(self, request: Any) -> None:
         self.requests.append({"url": request.url, "headers": request.headers})
 
+    def show_payload(self) -> Any:
+        """Opens the provider payload panel and waits for the /chat answer in it; the panel's body."""
+        expect = importable("playwright.sync_api").expect
+        self.page.get_by_text("Show the POST /chat answer").click()
+        expect(self.page.locator("#payload-details")).to_have_attribute("open", "")
+        body = self.page.locator("#payload-body")
+        expect(body.locator("pre")).to_be_visible()
+        return body
+
     def screenshot(self, name: str) -> Path:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
@@ -128,7 +142,7 @@ def open_tab(browser: "Browser") -> Iterator[Any]:
 
     def opened(viewport: "ViewportSize" = DESKTOP) -> Tab:
         tab = Tab(browser.new_context(viewport=viewport))
-        tab.page.set_default_timeout(10_000)
+        tab.page.set_default_timeout(PATIENCE_MS)
         tabs.append(tab)
         return tab
 

@@ -31,11 +31,11 @@ def test_the_sessions_page_has_no_accessibility_violations(viewer: str, open_tab
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_the_session_page_has_no_accessibility_violations(viewer: str, open_tab: Any, viewport: Any) -> None:
-    page = open_tab(viewport=viewport).page
+    tab = open_tab(viewport=viewport)
+    page = tab.page
     page.goto(f"{viewer}/ui/sessions/{SESSION_ID}")
     expect(page.locator("#model-view .marker")).to_be_visible()
-    page.get_by_text("Show the POST /chat answer").click()
-    expect(page.locator("#payload-body pre")).to_be_visible()
+    tab.show_payload()
 
     assert violations(page) == ""
 

@@ -28,8 +28,7 @@ def test_the_key_is_asked_once_kept_in_the_tab_and_sent_only_as_a_header(keyed_v
     enter_key(page, READER)
     page.get_by_role("link", name=TITLE).click()
     expect(page.locator("#model-view article").first).to_be_visible()
-    page.get_by_text("Show the POST /chat answer").click()
-    expect(page.locator("#payload-body pre")).to_be_visible()
+    tab.show_payload()
     page.reload()
     expect(page.locator("#model-view article").first).to_be_visible()
 
