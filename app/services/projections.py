@@ -69,12 +69,13 @@ MICROSECOND = timedelta(microseconds=1)
 
 def view_etag(session_id: str, session: SessionRecord, parameters_digest: str) -> str:
     """Changes exactly when the view could: a new message (last seq), an amendment (revision), other
-    parameters, a new projector version, or a session deleted and created again under the same id (its
-    creation time). The session id goes in as a digest: an id is any printable text, and a header carries
-    Latin-1 only and an ETag no ``"``."""
+    parameters, a new projector version, another model catalog (it says which media a model reads), or a
+    session deleted and created again under the same id (its creation time). The session id goes in as a
+    digest: an id is any printable text, and a header carries Latin-1 only and an ETag no ``"``."""
     created = (session.created_at - EPOCH) // MICROSECOND
     version = f"{session_id_digest(session_id)}:{created}:{session.last_seq}:{session.revision}"
-    return f'W/"p:{version}:{parameters_digest}:{PROJECTOR_VERSION}"'
+    catalog = hashlib.sha256(bundled_catalog().version.encode()).hexdigest()[:8]
+    return f'W/"p:{version}:{parameters_digest}:{PROJECTOR_VERSION}:{catalog}"'
 
 
 def session_id_digest(session_id: str) -> str:

