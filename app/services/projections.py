@@ -67,19 +67,27 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
 
 
-def view_etag(session_id: str, session: SessionRecord, parameters_digest: str) -> str:
+def view_etag(tenant_id: str, session_id: str, session: SessionRecord, parameters_digest: str) -> str:
     """Changes exactly when the view could: a new message (last seq), an amendment (revision), other
     parameters, a new projector version, another model catalog (it says which media a model reads), or a
-    session deleted and created again under the same id (its creation time). The session id goes in as a
-    digest: an id is any printable text, and a header carries Latin-1 only and an ETag no ``"``."""
+    session deleted and created again under the same id (its creation time). The session goes in as a digest
+    of its tenant and id: ids are per tenant, so two tenants' sessions of one id, created in the same
+    microsecond and written alike, would otherwise share a tag, and one tenant's tag would revalidate the
+    other's view; and an id is any printable text, while a header carries Latin-1 only and an ETag no ``"``."""
     created = (session.created_at - EPOCH) // MICROSECOND
-    version = f"{session_id_digest(session_id)}:{created}:{session.last_seq}:{session.revision}"
+    version = f"{session_digest(tenant_id, session_id)}:{created}:{session.last_seq}:{session.revision}"
     catalog = hashlib.sha256(bundled_catalog().version.encode()).hexdigest()[:8]
     return f'W/"p:{version}:{parameters_digest}:{PROJECTOR_VERSION}:{catalog}"'
 
 
-def session_id_digest(session_id: str) -> str:
-    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+def session_digest(tenant_id: str, session_id: str) -> str:
+    digest = hashlib.sha256()
+    for name in (tenant_id, session_id):
+        # Length-prefixed, so no two (tenant, id) pairs run together into the same bytes.
+        encoded = name.encode("utf-8", "surrogatepass")
+        digest.update(len(encoded).to_bytes(8, "big"))
+        digest.update(encoded)
+    return digest.hexdigest()[:16]
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:
@@ -98,7 +106,7 @@ async def view_session(
         async with database.single_read() as connection:
             current = await SessionRepository(connection, tenant_id).get(asked.session_id)
         if current is not None:
-            known = view_etag(asked.session_id, current, asked.parameters_digest)
+            known = view_etag(tenant_id, asked.session_id, current, asked.parameters_digest)
             if etag_matches(if_none_match, known):
                 return NotModified(known)
     # One snapshot for the ETag and the rows: the body always is the version the ETag names, and a full
@@ -107,7 +115,7 @@ async def view_session(
         session = await SessionRepository(connection, tenant_id).get(asked.session_id)
         if session is None:
             raise NotFound(f"session '{asked.session_id}' does not exist")
-        etag = view_etag(asked.session_id, session, asked.parameters_digest)
+        etag = view_etag(tenant_id, asked.session_id, session, asked.parameters_digest)
         if etag_matches(if_none_match, etag):
             return NotModified(etag)
         repository = MessageRepository(connection, tenant_id)

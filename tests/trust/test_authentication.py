@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 
-from app.store.tables import prompt_prefixes
+from app.store.tables import prompt_prefixes, sessions
 from tests.api.wire import assistant, tool_call, tool_result, user
 from tests.trust.conftest import AppFactory, http_client, raw_request
 from tests.trust.keys import OTHER_TENANT, READER, RUNTIME, WRITER
@@ -260,6 +260,32 @@ async def test_another_tenants_session_is_not_found_by_any_route(keyed_app: Fast
     async with http_client(keyed_app, READER) as reader:
         assert (await reader.get("/sessions/s1")).json()["messageCount"] == 1
         assert (await reader.get("/sessions/s1/messages/m1")).json()["content"] == "hi"
+
+
+async def test_another_tenants_etag_never_revalidates_a_session_of_the_same_id(keyed_app: FastAPI) -> None:
+    """Two tenants' sessions of one id, born in the same microsecond (two transactions may start together) and
+    written alike: one tenant's ETag is no validator of the other's view, which holds other text."""
+    async with http_client(keyed_app, RUNTIME) as acme, http_client(keyed_app, OTHER_TENANT) as globex:
+        for client, text in ((acme, "acme's words"), (globex, "globex's words")):
+            assert (await client.post("/sessions", json={"id": "s1"})).status_code == 201
+            assert (await client.post("/sessions/s1/messages", json={"messages": [user(text)]})).status_code == 201
+        async with keyed_app.state.database.transaction() as connection:
+            await connection.execute(
+                update(sessions)
+                .where(sessions.c.id == "s1")
+                .values(created_at=select(func.min(sessions.c.created_at)).scalar_subquery())
+            )
+        acme_view = await acme.get("/sessions/s1/projection", params={"view": "transcript"})
+
+        revalidated = await globex.get(
+            "/sessions/s1/projection",
+            params={"view": "transcript"},
+            headers={"if-none-match": acme_view.headers["etag"]},
+        )
+
+    assert revalidated.status_code == 200
+    assert "globex's words" in revalidated.text and "acme's" not in revalidated.text
+    assert revalidated.headers["etag"] != acme_view.headers["etag"]
 
 
 async def test_with_no_keys_auth_is_off_and_the_start_says_so(
