@@ -303,6 +303,36 @@ async def test_the_same_walls_as_reads_key_role_tenant_and_a_bad_last_event_id(s
             assert [event.id for event in await stream.messages(1)] == ["1"]
 
 
+async def test_another_tenants_changes_to_a_session_of_the_same_id_never_reach_the_stream(served: Any) -> None:
+    """Ids are per tenant: what acme does to its ``shared`` (appends, an amendment, a compaction, deleting it and
+    creating it again) is no event of globex's ``shared``, which a globex reader follows, resumed by seq."""
+    _, url = served(api_keys=orjson.dumps(API_KEYS).decode())
+    acme = httpx.AsyncClient(base_url=url, headers={"authorization": f"Bearer {RUNTIME}"}, timeout=20)
+    globex = httpx.AsyncClient(base_url=url, headers={"authorization": f"Bearer {OTHER_TENANT}"}, timeout=20)
+    async with acme, globex:
+        for client, tenant in ((acme, "acme"), (globex, "globex")):
+            await new_session(client, "shared")
+            await append(client, "shared", user(f"{tenant} opens", id="m1"), assistant(f"{tenant} answers", id="m2"))
+        async with open_stream(globex, "shared", last_event_id=1) as stream:
+            assert [event.json()["content"] for event in await stream.messages(1)] == ["globex answers"]
+            await append(acme, "shared", user("acme again", id="m3"))
+            assert (await acme.patch("/sessions/shared/messages/m1", json={"metadata": {"x": 1}})).status_code == 200
+            compacted = await acme.post("/sessions/shared/compactions", json={"summary": "acme's summary"})
+            assert compacted.status_code == 201, compacted.text
+            assert (await acme.delete("/sessions/shared")).status_code == 204
+            await new_session(acme, "shared")
+            await append(acme, "shared", user("acme anew", id="m1"))
+            await append(globex, "shared", user("globex goes on", id="m3"))
+            assert (await globex.patch("/sessions/shared/messages/m3", json={"metadata": {"y": 2}})).status_code == 200
+
+            received = [await stream.next(), await stream.next()]
+
+    assert [(event.type, event.id, event.json()["content"]) for event in received] == [
+        ("message", "3", "globex goes on"),
+        ("amended", None, "globex goes on"),
+    ]
+
+
 async def test_a_stream_that_falls_behind_resyncs_from_the_database_instead_of_queueing(
     app: FastAPI, client: httpx.AsyncClient
 ) -> None:

@@ -243,6 +243,16 @@ async def test_another_tenants_session_is_not_found_by_any_route(keyed_app: Fast
             "new run": await other.post("/sessions/s1/runs", json={}),
             "amend run": await other.patch("/sessions/s1/runs/r1", json={"result": {}}),
             "projection": await other.get("/sessions/s1/projection", params={"view": "model"}),
+            "any etag": await other.get(
+                "/sessions/s1/projection", params={"view": "transcript"}, headers={"if-none-match": "*"}
+            ),
+            "markdown": await other.get("/sessions/s1/projection", params={"view": "export", "format": "markdown"}),
+            "head": await other.head("/sessions/s1"),
+            "runs": await other.get("/sessions/s1/runs"),
+            "archive": await other.get("/sessions/s1/archive"),
+            "events": await other.get("/sessions/s1/events", headers={"last-event-id": "0"}),
+            "search": await other.get("/sessions/s1/search", params={"q": "hi"}),
+            "analytics": await other.get("/sessions/s1/analytics"),
             "context": await other.get("/sessions/s1/context", params=CHAT_TARGET),
             "chat": await other.post("/chat", json={"sessionId": "s1", **CHAT_TARGET}),
             "compaction": await other.post("/sessions/s1/compactions", json={"summary": "theirs"}),
@@ -255,11 +265,47 @@ async def test_another_tenants_session_is_not_found_by_any_route(keyed_app: Fast
         assert {**read, "detail": None, "instance": None} == {**missing, "detail": None, "instance": None}
         assert read["detail"] == missing["detail"].replace("never-created", "s1")
         assert (await other.get("/sessions")).json()["sessions"] == []
+        assert (await other.get("/search", params={"q": "hi"})).json()["hits"] == []
+        assert (await other.get("/analytics")).json()["sessionCount"] == 0
         # Ids are per tenant: the other tenant may use the same id for a session of its own.
         assert (await other.post("/sessions", json={"id": "s1"})).status_code == 201
     async with http_client(keyed_app, READER) as reader:
         assert (await reader.get("/sessions/s1")).json()["messageCount"] == 1
         assert (await reader.get("/sessions/s1/messages/m1")).json()["content"] == "hi"
+
+
+async def test_cursors_another_tenant_was_given_walk_only_the_callers_own_data(keyed_app: FastAPI) -> None:
+    """A cursor names a place in a walk, not whose walk: acme's cursors, replayed by globex over its session of
+    the same id and over its tenant, start globex's walk there and show none of acme's rows."""
+    async with http_client(keyed_app, RUNTIME) as acme, http_client(keyed_app, OTHER_TENANT) as globex:
+        for client, tenant in ((acme, "acme"), (globex, "globex")):
+            for session_id in ("s1", "s2"):
+                assert (await client.post("/sessions", json={"id": session_id, "title": tenant})).status_code == 201
+                assert (
+                    await client.post(f"/sessions/{session_id}/runs", json={"id": "r1", "agent": tenant})
+                ).status_code == 201
+                words = [user(f"{tenant} words {n}", id=f"m{n}") for n in range(3)]
+                assert (
+                    await client.post(f"/sessions/{session_id}/messages", json={"messages": words})
+                ).status_code == 201
+        walks = {
+            "/sessions/s1/messages": "after",
+            "/sessions/s1/runs": "after",
+            "/sessions": "cursor",
+            "/search": "cursor",
+            "/analytics": "cursor",
+        }
+        asked = {"/search": {"q": "words"}}
+        for path, parameter in walks.items():
+            first = await acme.get(path, params={**asked.get(path, {}), "limit": 1})
+            cursor = first.json()["nextCursor"]
+            assert cursor is not None, path
+
+            replayed = await globex.get(path, params={**asked.get(path, {}), parameter: cursor})
+
+            assert replayed.status_code == 200, (path, replayed.text)
+            shown = {name: value for name, value in replayed.json().items() if name != "nextCursor"}
+            assert "acme" not in repr(shown), path
 
 
 async def test_another_tenants_etag_never_revalidates_a_session_of_the_same_id(keyed_app: FastAPI) -> None:
