@@ -166,7 +166,7 @@ async def build_chat(
         then = HistoryState(previous.revision, previous.boundary_id, previous.pruned)
         broke = prefix_break(then, now, previous_tokens=measured.tokens, mutated=bool(ask.mutations))
     if remember:
-        await _remember_prefix(database, tenant_id, ask.session_id, params, built, now)
+        await _remember_prefix(database, tenant_id, ask.session_id, params, built, now, added=previous is None)
     return ChatAnswer(built, report, asked.agent, broke, snapshot.weight)
 
 
@@ -311,9 +311,17 @@ def _params_hash(ask: ChatAsk, model: str, asked: Asked) -> str:
 
 
 async def _remember_prefix(
-    database: Database, tenant_id: str, session_id: str, params: str, built: ChatRequest, now: HistoryState
+    database: Database,
+    tenant_id: str,
+    session_id: str,
+    params: str,
+    built: ChatRequest,
+    now: HistoryState,
+    *,
+    added: bool,
 ) -> None:
-    """Keeps this payload's stable prefix for the next request of the same parameters to compare with."""
+    """Keeps this payload's stable prefix for the next request of the same parameters to compare with.
+    ``added``: no row of these parameters was read, so this one is new and the session's oldest may go."""
     prefix = built.prefix
     assert prefix is not None
     written = prefix.written
@@ -328,7 +336,10 @@ async def _remember_prefix(
         *((None, None, None) if written is None else (written.units, written.digest, written.length)),
     )
     async with database.single_write() as connection:
-        await PromptPrefixRepository(connection, tenant_id).put(session_id, params, record)
+        repository = PromptPrefixRepository(connection, tenant_id)
+        await repository.put(session_id, params, record)
+        if added:
+            await repository.trim(session_id)
 
 
 def _remembered_prefix(record: PromptPrefixRecord) -> PromptPrefix:

@@ -3,6 +3,10 @@
 One small row per (tenant, session, parameters hash), overwritten by every ``/chat``: the stable prefix's
 size and digest, and what the history was (revision, applied compaction, pruned results), so the next
 request can say whether its payload still starts the same and, when not, why.
+
+A runtime whose system prompt, tools or mutations change every turn (a clock, a directory listing) asks
+with new parameters each time, so a session keeps only its ``KEPT_PER_SESSION`` most recently written rows:
+otherwise it would gain a row a turn for as long as it lives.
 """
 
 from typing import NamedTuple
@@ -31,10 +35,24 @@ class PromptPrefixRecord(NamedTuple):
     written_length: int | None = None
 
 
+KEPT_PER_SESSION = 32
+"""Remembered prefixes a session keeps, newest first: far more ways than a runtime asks for one session."""
+
 _GET_SQL = (
     f"SELECT {select_list(PromptPrefixRecord._fields)} FROM prompt_prefixes"  # noqa: S608
     " WHERE tenant_id = $1 AND session_id = $2 AND params_hash = $3"
 )
+
+
+_TRIM_SQL = (
+    "DELETE FROM prompt_prefixes WHERE tenant_id = $1 AND session_id = $2 AND params_hash IN ("
+    " SELECT params_hash FROM prompt_prefixes WHERE tenant_id = $1 AND session_id = $2 AND params_hash IN ("
+    "  SELECT params_hash FROM prompt_prefixes WHERE tenant_id = $1 AND session_id = $2"
+    "  ORDER BY updated_at DESC, params_hash DESC OFFSET $3)"
+    " FOR UPDATE SKIP LOCKED)"
+)
+"""Deletes the session's rows past the newest ``$3``. It never waits for a row lock (a row another request is
+writing is left for a later trim), so it can never take part in a deadlock with the upserts."""
 
 
 def _put_statement() -> Insert:
@@ -80,3 +98,8 @@ class PromptPrefixRepository:
         the next request its ``prefixBreak`` report, and ``/chat`` should not pay a flush for bookkeeping."""
         values = {"tenant_id": self._tenant, "session_id": session_id, "params_hash": params_hash}
         await self._db.execute(_PUT, {**values, **record._asdict()})
+
+    async def trim(self, session_id: str, keep: int = KEPT_PER_SESSION) -> None:
+        """Deletes the session's rows but the ``keep`` most recently written: after a ``put`` that added a row
+        (parameters never asked before), so a session asked in ever new ways keeps a bounded number."""
+        await (await driver(self._db)).execute(_TRIM_SQL, self._tenant, session_id, keep)

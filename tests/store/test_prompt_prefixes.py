@@ -1,11 +1,13 @@
-"""The remembered prompt prefix: one row per session and parameters, overwritten, gone with its session."""
+"""The remembered prompt prefix: one row per session and parameters, overwritten, gone with its session, and
+no more than ``KEPT_PER_SESSION`` of them however many ways a session is asked for."""
 
 import httpx
 from fastapi import FastAPI
+from sqlalchemy import text
 
 from app.api.auth import DEFAULT_TENANT
-from app.store.prompt_prefixes import PromptPrefixRecord, PromptPrefixRepository
-from tests.api.wire import new_session
+from app.store.prompt_prefixes import KEPT_PER_SESSION, PromptPrefixRecord, PromptPrefixRepository
+from tests.api.wire import append, new_session, user
 
 FIRST = PromptPrefixRecord(
     units=2, digest="a" * 64, length=100, total_length=150, revision=1, boundary_id=None, pruned=0
@@ -43,3 +45,26 @@ async def test_a_session_deleted_keeps_no_prefix(app: FastAPI, client: httpx.Asy
         repository = PromptPrefixRepository(connection, DEFAULT_TENANT)
         assert await repository.get("gone", "p1") is None
         assert await repository.get("s1", "p1") is None
+
+
+async def test_a_session_asked_in_ever_new_ways_keeps_only_its_newest_prefixes(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """A runtime whose system prompt changes every turn (it names the time) asks with new parameters each
+    time: each /chat adds a row, and before the cap the session gained one a turn for as long as it lived."""
+    session_id = await new_session(client, "ever-new")
+    assert (await append(client, session_id, user("hello"))).status_code == 201
+
+    def ask(turn: int) -> dict[str, str]:
+        return {"sessionId": session_id, "provider": "openai", "model": "gpt-4o", "system": f"It is 12:{turn:02d}."}
+
+    turns = KEPT_PER_SESSION + 8
+    for turn in range(turns):
+        assert (await client.post("/chat", json=ask(turn))).status_code == 200
+    async with app.state.database.reading() as connection:
+        kept = await connection.scalar(
+            text("SELECT count(*) FROM prompt_prefixes WHERE session_id = :s"), {"s": session_id}
+        )
+    assert kept == KEPT_PER_SESSION
+    again = await client.post("/chat", json=ask(turns - 1))
+    assert again.json()["context"]["cache"]["nextRequest"]["unchangedPrefixTokens"] is not None
