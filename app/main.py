@@ -47,7 +47,7 @@ from app.services.window_reuse import WindowReuse
 from app.settings import Settings, get_settings, settings_environment, unknown_variables
 from app.signals import on_exit_signal
 from app.store import migrations
-from app.store.database import Database
+from app.store.database import Database, quiet_lost_cancel_requests
 from app.store.embedded import EmbeddedPostgres
 from app.store.events import NoticeListener, listen_dsn
 
@@ -123,6 +123,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         configure_logging(settings.log_level)
+        restore_loop_handler = quiet_lost_cancel_requests(asyncio.get_running_loop())
         embedded: EmbeddedPostgres | None = None
         url = database_url or settings.database_url
         if url is None:
@@ -168,6 +169,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             await app.state.database.dispose()
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)
+            restore_loop_handler()
 
     # Swagger UI from a package's own files, not a CDN, so the docs work offline. No ReDoc: its bundle
     # still fetches a logo from its maker's CDN.

@@ -5,8 +5,9 @@ Writes, and the reads a write makes, run on the primary; read snapshots run on a
 and on the primary otherwise.
 """
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Any
 
@@ -127,6 +128,42 @@ _TAKE_SNAPSHOT = text("SELECT 1")
 
 _COMMIT_POSITION_SQL = "SELECT pg_current_wal_insert_lsn()::text"
 """Asked right after a commit: at or past the end of its commit record, whatever ``synchronous_commit`` says."""
+
+
+LOST_CANCEL_REQUEST = "unexpected connection_lost() call"
+"""What asyncpg's connection set-up puts on a future nobody awaits any more (see ``quiet_lost_cancel_requests``)."""
+
+
+def quiet_lost_cancel_requests(loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
+    """Makes ``loop`` log asyncpg's lost cancel request at DEBUG; returns what puts the previous handler back.
+
+    A query whose request is cancelled (its client left) makes asyncpg send PostgreSQL a cancel request on a
+    short-lived connection of its own, from a background task. SQLAlchemy then terminates the pooled
+    connection, since its rollback is cancelled too, and terminating cancels that background task. When the
+    task is cancelled just after its socket connected and before the connection was handed to its protocol,
+    the transport is closed and the protocol's SSL-negotiation future, which nobody awaits any more, is given
+    ``ConnectionError("unexpected connection_lost() call")``. The loop then logs "Future exception was never
+    retrieved" at ERROR, which reads as a database outage although only a cancel request for a query already
+    given up on (on a connection already closed) was lost. That future is private to asyncpg, so the loop is
+    the one place to catch it. Every other exception the loop is handed goes on unchanged to the handler
+    that was there, or to the loop's default one."""
+    previous = loop.get_exception_handler()
+
+    def handle(handling_loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exception = context.get("exception")
+        if (
+            context.get("message") == "Future exception was never retrieved"
+            and type(exception) is ConnectionError
+            and exception.args == (LOST_CANCEL_REQUEST,)
+        ):
+            log.debug("a cancel request for an abandoned query was lost with its connection")
+        elif previous is not None:
+            previous(handling_loop, context)
+        else:
+            handling_loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)
+    return lambda: loop.set_exception_handler(previous)
 
 
 class Database:
