@@ -134,7 +134,9 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             await asyncio.to_thread(migrations.upgrade, url)
         app.state.database = Database.open(url, settings)
         hub = app.state.events = EventHub(
-            max_streams=settings.events_max_streams, queue_size=settings.events_queue_size
+            max_streams=settings.events_max_streams,
+            queue_size=settings.events_queue_size,
+            on_deleted=app.state.window_reuse.forget_session,
         )
         if settings.transaction_pooling and not settings.listen_database_url:
             log.warning(

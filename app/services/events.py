@@ -30,7 +30,7 @@ replica, the announced messages would not be there yet, and the stream would wai
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -91,8 +91,13 @@ class Subscription:
 class EventHub:
     """The process's streams by session, fed by the listener (one event loop: no locks)."""
 
-    def __init__(self, *, max_streams: int, queue_size: int) -> None:
+    def __init__(
+        self, *, max_streams: int, queue_size: int, on_deleted: Callable[[str, str], None] | None = None
+    ) -> None:
+        """``on_deleted``: told the tenant and id of every session whose deletion notice arrives, whichever
+        process deleted it (the process's kept ``/chat`` windows forget it)."""
         self._max_streams = max_streams
+        self._on_deleted = on_deleted
         self._queue_size = queue_size
         self._by_session: dict[tuple[str, str], set[Subscription]] = {}
         self._open = 0
@@ -123,6 +128,8 @@ class EventHub:
             del self._by_session[subscription.key]
 
     def deliver(self, notice: Notice) -> None:
+        if notice.kind is NoticeKind.DELETED and self._on_deleted is not None:
+            self._on_deleted(notice.tenant_id, notice.session_id)
         for subscription in self._by_session.get((notice.tenant_id, notice.session_id), ()):
             subscription.offer(notice)
 

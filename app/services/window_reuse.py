@@ -32,7 +32,12 @@ for the new messages.
 The kept messages are never changed by anyone: the pure pipeline builds new values from them (a property test
 compares reused and fresh builds byte for byte), and a hit builds a new list rather than extending the kept
 one. Entries are evicted least recently used first once their estimated size passes the budget
-(``PROJECTOR_CHAT_REUSE_BYTES``; 0 keeps nothing). The cache is touched only from the event loop.
+(``PROJECTOR_CHAT_REUSE_BYTES``; 0 keeps nothing). A deleted session's entries are dropped at once
+(``forget_session``): by the process that deleted it, and by every other process when the deletion's notice
+reaches its event hub (``app.services.events``), so windows nobody can ask for again do not push out live
+ones. Only the room is at stake there, not the answers: a session created again under the same id has
+another ``created_at``, so it is never served a window kept for the deleted one. The cache is touched only
+from the event loop.
 """
 
 from collections import OrderedDict
@@ -210,6 +215,14 @@ class WindowReuse:
         if not isinstance(window, KeptWindow) or window.revision - window.last_seq != rewrites(session):
             return
         self._put(key, turn)
+
+    def forget_session(self, tenant_id: str, session_id: str) -> None:
+        """Drops every window and turn kept for the session (it was deleted). Deletions are rare next to
+        reads, so this walks the entries rather than keep an index by session for every read to maintain."""
+        for key in list(self._kept):
+            window = key.window if isinstance(key, TurnKey) else key
+            if window.tenant_id == tenant_id and window.session_id == session_id:
+                self._drop(key)
 
     def _put(self, key: WindowKey | TurnKey, kept: KeptWindow | KeptTurn) -> None:
         self._drop(key)

@@ -432,3 +432,16 @@ async def test_a_reused_window_weighs_what_the_whole_window_read_afresh_weighs(
     kept, fresh = await weights(2)
     assert reuse.hits == 2
     assert kept >= OFF_LOOP_WEIGHT and fresh >= OFF_LOOP_WEIGHT
+
+
+async def test_deleting_a_session_drops_what_this_process_kept_for_it(client: httpx.AsyncClient, app: FastAPI) -> None:
+    reuse: WindowReuse = app.state.window_reuse
+    before = reuse.size
+    await new_session(client, "doomed")
+    await append(client, "doomed", user("x" * 20_000), assistant("done"), user("next"))
+    for _ in range(2):
+        response = await client.post("/chat", json={"sessionId": "doomed", "provider": "openai", "model": "gpt-5"})
+        assert response.status_code == 200, response.text
+    assert reuse.size > before
+    assert (await client.delete("/sessions/doomed")).status_code == 204
+    assert reuse.size == before

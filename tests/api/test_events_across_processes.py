@@ -1,6 +1,7 @@
 """Two ``projector serve`` processes over one database, each with its own LISTEN connection: what is appended
 through one streams from the other, every seq exactly once even when the client reconnects in the middle of a
-burst; and a server told to stop (SIGTERM) ends its open streams instead of waiting on them."""
+burst; a session deleted through one is dropped from the windows the other kept for /chat; and a server told
+to stop (SIGTERM) ends its open streams instead of waiting on them."""
 
 import asyncio
 import signal
@@ -10,10 +11,11 @@ from pathlib import Path
 import httpx
 
 from tests.api.sse import open_stream, serve_process
-from tests.api.wire import append, new_session, user
+from tests.api.wire import append, assistant, new_session, user
 from tests.trust.live_server import forget_everything
 
 BURST = 300
+NOTICE_WITHIN_SECONDS = 30
 
 
 async def test_appends_through_one_process_stream_from_the_other_once_each_across_a_reconnect(
@@ -50,6 +52,43 @@ async def test_appends_through_one_process_stream_from_the_other_once_each_acros
         finally:
             forget_everything(database_url)
     assert received == list(range(1, BURST + 2))
+
+
+async def kept_window_bytes(client: httpx.AsyncClient) -> float:
+    """What the process's kept /chat windows hold, as its metrics say."""
+    metrics = (await client.get("/metrics")).text
+    return next(
+        float(line.split()[1]) for line in metrics.splitlines() if line.startswith("projector_window_reuse_bytes ")
+    )
+
+
+async def test_a_session_deleted_through_one_process_leaves_the_others_kept_windows(
+    database_url: str, tmp_path: Path
+) -> None:
+    with (
+        serve_process(database_url, tmp_path / "deleter.log") as (deleter_url, _),
+        serve_process(database_url, tmp_path / "chatter.log") as (chatter_url, _),
+    ):
+        try:
+            async with (
+                httpx.AsyncClient(base_url=deleter_url, timeout=30) as deleter,
+                httpx.AsyncClient(base_url=chatter_url, timeout=30) as chatter,
+            ):
+                await new_session(deleter, "doomed")
+                await append(deleter, "doomed", user("x" * 20_000), assistant("done"), user("next"))
+                ask = {"sessionId": "doomed", "provider": "openai", "model": "gpt-5"}
+                assert (await chatter.post("/chat", json=ask)).status_code == 200
+                kept = await kept_window_bytes(chatter)
+                assert (await deleter.delete("/sessions/doomed")).status_code == 204
+                # The other process learns of the deletion from its notice, a moment after the answer.
+                for _ in range(NOTICE_WITHIN_SECONDS * 20):
+                    if not (left := await kept_window_bytes(chatter)):
+                        break
+                    await asyncio.sleep(0.05)
+        finally:
+            forget_everything(database_url)
+    assert kept > 0
+    assert left == 0
 
 
 async def test_sigterm_ends_open_streams_and_the_server_exits_well_within_its_grace(

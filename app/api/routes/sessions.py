@@ -5,7 +5,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from app.api.bodies import message_body, run_body, session_body
 from app.api.cursors import read_session_cursor, session_cursor
@@ -115,7 +115,12 @@ def _lines(bodies: list[dict[str, Any]]) -> bytes:
 
 
 @router.delete("/{session_id}", status_code=204)
-async def delete_session(session_id: PathId, database: DatabaseDep, principal: PrincipalDep) -> Response:
+async def delete_session(
+    session_id: PathId, request: Request, database: DatabaseDep, principal: PrincipalDep
+) -> Response:
+    """The windows this process kept for the session go at once; other processes drop theirs when the
+    deletion's notice reaches them (``app.services.window_reuse``)."""
     principal.require_runtime("delete a session")
     await sessions.delete_session(database, principal.tenant_id, session_id)
+    request.app.state.window_reuse.forget_session(principal.tenant_id, session_id)
     return Response(status_code=204)
