@@ -8,12 +8,15 @@ PgBouncer; ``TEST_DIRECT_DATABASE_URL`` then names the same server without it, f
 of its own (creating and dropping databases). Without it the two are the same.
 """
 
+import asyncio
 import os
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 from sqlalchemy.engine import make_url
@@ -69,3 +72,21 @@ async def drop_database(admin_url: str, url: str) -> None:
         await connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         await connection.close()
+
+
+async def until_waiting_for(direct_url: str, holder: int, work: asyncio.Future[Any]) -> None:
+    """Returns once some backend waits for a lock the backend ``holder`` (a pid) holds, or once ``work`` ended
+    without waiting (the caller's assertions then say what went wrong). A fixed sleep before releasing the
+    lock is a guess that a loaded machine loses: the work may not have reached the lock yet. ``direct_url``:
+    no pooler, whose transaction mode could give each poll another server session."""
+    watching = await asyncpg.connect(plain_dsn(direct_url))
+    deadline = time.monotonic() + 60
+    try:
+        while not work.done() and time.monotonic() < deadline:
+            if await watching.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", holder
+            ):
+                return
+            await asyncio.sleep(0.01)
+    finally:
+        await watching.close()

@@ -18,7 +18,7 @@ from sqlalchemy import text
 from app.importers.registry import parse_import
 from app.main import create_app
 from tests.conftest import settings_for_tests
-from tests.database import plain_dsn
+from tests.database import plain_dsn, until_waiting_for
 from tests.importers import samples
 from tests.importers.claude_code_lines import answer, jsonl, prompt
 from tests.importers.claude_code_lines import text as text_block
@@ -237,15 +237,16 @@ async def test_an_id_the_file_gives_twice_is_stored_once_and_a_different_second_
     assert strict.status_code == 422 and strict.json()["messageId"] == "q"
 
 
-async def test_a_session_deleted_while_it_is_imported_into_is_404(database_url: str) -> None:
+async def test_a_session_deleted_while_it_is_imported_into_is_404(database_url: str, direct_database_url: str) -> None:
     async with configured(database_url) as app, http(app) as client:
         assert (await client.post("/sessions", json={"id": "doomed"})).status_code == 201
-        deleter = await asyncpg.connect(plain_dsn(database_url))
+        deleter = await asyncpg.connect(plain_dsn(direct_database_url))
         transaction = deleter.transaction()
         await transaction.start()
         await deleter.execute("SELECT 1 FROM sessions WHERE id = 'doomed' FOR UPDATE")
         importing = asyncio.create_task(post_file(client, "ai-sdk", samples.ai_sdk(), sessionId="doomed"))
-        await asyncio.sleep(0.3)
+        await until_waiting_for(direct_database_url, deleter.get_server_pid(), importing)
+        assert not importing.done(), importing.result().text
         await deleter.execute("DELETE FROM sessions WHERE id = 'doomed'")
         await transaction.commit()
         await deleter.close()
