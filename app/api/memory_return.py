@@ -10,7 +10,9 @@ reuses what it keeps, is not trimmed at all. Only on glibc; `docs/performance.md
 
 import asyncio
 import ctypes
+import functools
 from collections.abc import Callable
+from typing import Protocol
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -19,6 +21,17 @@ LARGE_REQUEST_BYTES = 1024 * 1024
 the allocator."""
 
 Trim = Callable[[int], object]
+
+
+class Pending(Protocol):
+    """A callback waiting for its time, as ``loop.call_later`` returns it."""
+
+    def cancel(self) -> None: ...
+
+
+Later = Callable[[float, Callable[[], None]], Pending]
+"""Runs a callback after so many seconds: the event loop's ``call_later``, or a test's stand-in that lets the
+quiet period pass when the test says so rather than when a loaded machine's clock does."""
 
 
 def glibc_malloc_trim() -> Trim | None:
@@ -35,11 +48,12 @@ def glibc_malloc_trim() -> Trim | None:
 class ReturnFreedMemory:
     """Trims the heap ``quiet_seconds`` after the last large request ended, unless another ended meanwhile."""
 
-    def __init__(self, app: ASGIApp, *, quiet_seconds: float, trim: Trim) -> None:
+    def __init__(self, app: ASGIApp, *, quiet_seconds: float, trim: Trim, later: Later | None = None) -> None:
         self.app = app
         self.quiet_seconds = quiet_seconds
         self.trim = trim
-        self._pending: asyncio.TimerHandle | None = None
+        self.later = later
+        self._pending: Pending | None = None
         self._running: asyncio.Future[object] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -69,7 +83,8 @@ class ReturnFreedMemory:
         if self._pending is not None:
             self._pending.cancel()
         loop = asyncio.get_running_loop()
-        self._pending = loop.call_later(self.quiet_seconds, self._trim_in_a_thread, loop)
+        later = self.later or loop.call_later
+        self._pending = later(self.quiet_seconds, functools.partial(self._trim_in_a_thread, loop))
 
     def _trim_in_a_thread(self, loop: asyncio.AbstractEventLoop) -> None:
         self._pending = None

@@ -4,6 +4,7 @@ burst, none for small requests, none while large ones keep coming."""
 import asyncio
 import os
 import threading
+from collections.abc import Callable
 
 import pytest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -20,10 +21,48 @@ class Trims:
 
     def __init__(self) -> None:
         self.calls: list[tuple[int, str]] = []
+        self.called = threading.Event()
 
     def __call__(self, pad: int) -> int:
         self.calls.append((pad, threading.current_thread().name))
+        self.called.set()
         return 1
+
+    async def first(self) -> None:
+        """Waits for the first trim, which runs in a worker thread however loaded the machine is."""
+        assert await asyncio.to_thread(self.called.wait, 30), "no trim"
+
+
+class Waiting:
+    """A callback ``QuietPeriods`` holds until the test ends the quiet period."""
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class QuietPeriods:
+    """The middleware's timer, whose quiet period ends when the test says so: a loaded machine's pause between
+    two requests of a burst must not count as the burst having stopped."""
+
+    def __init__(self) -> None:
+        self.waiting: list[Waiting] = []
+
+    def __call__(self, _seconds: float, callback: Callable[[], None]) -> Waiting:
+        self.waiting.append(Waiting(callback))
+        return self.waiting[-1]
+
+    def live(self) -> list[Waiting]:
+        return [waiting for waiting in self.waiting if not waiting.cancelled]
+
+    def end(self) -> None:
+        """The quiet period passes: what still waits runs, as the event loop would run it."""
+        for waiting in self.live():
+            waiting.cancelled = True
+            waiting.callback()
 
 
 def answering(answer_bytes: int, *, then_fail: bool = False) -> ASGIApp:
@@ -54,30 +93,28 @@ async def request(middleware: ReturnFreedMemory, body_bytes: int = 0) -> None:
     await middleware({"type": "http", "method": "POST", "path": "/"}, receive, send)
 
 
-async def settled() -> None:
-    await asyncio.sleep(QUIET * 3)
-
-
 async def test_freed_memory_is_given_back_in_a_worker_thread_once_large_requests_have_stopped() -> None:
+    """On the event loop's own timer."""
     trims = Trims()
     middleware = ReturnFreedMemory(answering(LARGE_REQUEST_BYTES), quiet_seconds=QUIET, trim=trims)
     await request(middleware)
     assert trims.calls == []
-    await settled()
+    await trims.first()
     assert len(trims.calls) == 1
     pad, thread = trims.calls[0]
     assert pad == 0 and thread != threading.main_thread().name
 
 
 async def test_a_burst_of_large_requests_is_trimmed_once_after_the_last() -> None:
-    trims = Trims()
-    middleware = ReturnFreedMemory(answering(LARGE_REQUEST_BYTES), quiet_seconds=QUIET, trim=trims)
+    trims, quiet = Trims(), QuietPeriods()
+    middleware = ReturnFreedMemory(answering(LARGE_REQUEST_BYTES), quiet_seconds=QUIET, trim=trims, later=quiet)
     for _ in range(5):
         await request(middleware)
-        await asyncio.sleep(QUIET / 4)
-    assert trims.calls == []
     await asyncio.gather(*(request(middleware) for _ in range(5)))
-    await settled()
+    assert len(quiet.waiting) == 10 and len(quiet.live()) == 1
+    assert trims.calls == []
+    quiet.end()
+    await trims.first()
     assert len(trims.calls) == 1
 
 
@@ -93,14 +130,19 @@ async def test_a_burst_of_large_requests_is_trimmed_once_after_the_last() -> Non
 async def test_what_a_request_moved_in_and_out_decides(
     body_bytes: int, answer_bytes: int, then_fail: bool, trimmed: int
 ) -> None:
-    trims = Trims()
-    middleware = ReturnFreedMemory(answering(answer_bytes, then_fail=then_fail), quiet_seconds=QUIET, trim=trims)
+    trims, quiet = Trims(), QuietPeriods()
+    middleware = ReturnFreedMemory(
+        answering(answer_bytes, then_fail=then_fail), quiet_seconds=QUIET, trim=trims, later=quiet
+    )
     if then_fail:
         with pytest.raises(RuntimeError):
             await request(middleware, body_bytes)
     else:
         await request(middleware, body_bytes)
-    await settled()
+    assert len(quiet.live()) == trimmed
+    quiet.end()
+    if trimmed:
+        await trims.first()
     assert len(trims.calls) == trimmed
 
 
