@@ -24,23 +24,27 @@ def free_port() -> int:
 
 @contextmanager
 def serving(app: FastAPI) -> Iterator[str]:
-    """Serves ``app`` until the block ends; yields its base URL."""
-    port = free_port()
+    """Serves ``app`` until the block ends; yields its base URL. The server is handed a socket already bound to
+    its port: a port chosen free and bound only later may be taken meanwhile by any other process."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port: int = listener.getsockname()[1]
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", log_config=None)
     )
-    thread = threading.Thread(target=server.run, name="uvicorn-under-test", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the server under test did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, name="uvicorn-under-test", daemon=True)
+    with listener:
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the server under test did not start")
+            time.sleep(0.02)
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.should_exit = True
+            thread.join(timeout=30)
 
 
 def forget_everything(database_url: str) -> None:
