@@ -21,7 +21,7 @@ from app.projections.types import ProjectionContext
 from app.services.compaction import CompactionAsk, compact
 from app.store.prompt_prefixes import PromptPrefixRecord, PromptPrefixRepository
 from tests.api.wire import append, assistant, new_session, user
-from tests.database import plain_dsn
+from tests.database import plain_dsn, until_waiting_for
 
 PREFIX = PromptPrefixRecord(
     units=2, digest="a" * 64, length=100, total_length=150, revision=1, boundary_id=None, pruned=0
@@ -34,22 +34,14 @@ async def deletion_held_open(
 ) -> AsyncIterator[Callable[[Awaitable[Any]], Awaitable[Any]]]:
     """The session deleted in a transaction left open; ``commit_once_waited_for(write)`` starts ``write``, and
     commits the deletion once the write waits for its lock."""
-    dsn = plain_dsn(direct_database_url)  # a pooler in transaction mode would lose the watcher's statements
-    deleting, watching = await asyncpg.connect(dsn), await asyncpg.connect(dsn)
+    deleting = await asyncpg.connect(plain_dsn(direct_database_url))  # its pid is the server's, with no pooler
     transaction = deleting.transaction()
     await transaction.start()
     await deleting.execute("DELETE FROM sessions WHERE tenant_id = $1 AND id = $2", DEFAULT_TENANT, session_id)
 
     async def commit_once_waited_for(write: Awaitable[Any]) -> Any:
         running = asyncio.ensure_future(write)
-        blocker = deleting.get_server_pid()
-        for _ in range(500):
-            waiting = await watching.fetchval(
-                "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", blocker
-            )
-            if waiting or running.done():
-                break
-            await asyncio.sleep(0.01)
+        await until_waiting_for(direct_database_url, deleting.get_server_pid(), running)
         assert not running.done(), "the write did not wait for the deletion"
         await transaction.commit()
         return await running
@@ -58,7 +50,6 @@ async def deletion_held_open(
         yield commit_once_waited_for
     finally:
         await deleting.close()
-        await watching.close()
 
 
 async def test_a_prefix_remembered_while_its_session_is_deleted_is_not_kept(
