@@ -6,7 +6,7 @@ import asyncpg
 import httpx
 
 from tests.api.wire import append, new_session, tool_call, tool_result, user
-from tests.database import plain_dsn
+from tests.database import plain_dsn, until_waiting_for
 
 
 async def test_patch_merges_metadata_shallowly_and_null_removes_a_key(client: httpx.AsyncClient) -> None:
@@ -67,7 +67,8 @@ async def test_an_amendment_waits_behind_a_prune_of_the_same_message_instead_of_
         async with pruning.transaction():
             await pruning.execute("SELECT 1 FROM sessions WHERE id = 's1' FOR UPDATE")
             amending = asyncio.create_task(client.patch("/sessions/s1/messages/m2", json={"metadata": {"a": 1}}))
-            await asyncio.sleep(0.3)
+            await until_waiting_for(direct_database_url, pruning.get_server_pid(), amending)
+            assert not amending.done(), "the amendment did not wait for the prune's lock"
             await pruning.execute(
                 """UPDATE messages SET metadata = metadata || '{"compactedAt": "2026-12-06T00:00:00Z"}'
                 WHERE session_id = 's1' AND id = 'm2'"""
