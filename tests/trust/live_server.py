@@ -25,7 +25,10 @@ def free_port() -> int:
 @contextmanager
 def serving(app: FastAPI) -> Iterator[str]:
     """Serves ``app`` until the block ends; yields its base URL. The server is handed a socket already bound to
-    its port: a port chosen free and bound only later may be taken meanwhile by any other process."""
+    its port: a port chosen free and bound only later may be taken meanwhile by any other process. It is handed
+    over once its ``LISTEN`` connection is up (which the app opens in the background as it starts): an event
+    stream opened before that starts with a ``resync`` and misses no change, but a test expecting a change's
+    own event would meet that ``resync`` instead."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     port: int = listener.getsockname()[1]
@@ -36,9 +39,9 @@ def serving(app: FastAPI) -> Iterator[str]:
     with listener:
         thread.start()
         deadline = time.monotonic() + 30
-        while not server.started:
+        while not (server.started and app.state.event_listener.listening.is_set()):
             if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the server under test did not start")
+                raise RuntimeError("the server under test did not start, or not listen for change notices")
             time.sleep(0.02)
         try:
             yield f"http://127.0.0.1:{port}"
