@@ -102,9 +102,13 @@ def test_every_operation_answers_within_its_schema_and_never_5xx(
     assert response.status_code < 500
 
 
-def test_the_fuzzer_ran_every_operation() -> None:
+def test_the_fuzzer_ran_every_operation(request: pytest.FixtureRequest) -> None:
     """Reads what the fuzz test above recorded (pytest runs a module's tests in file order), so a change that
-    silently stopped the fuzzer from generating cases fails here instead of passing quietly."""
+    silently stopped the fuzzer from generating cases fails here instead of passing quietly. A run that left
+    the fuzz test out (``-m "not db"``, ``-k``) has nothing to read: that is a skip, not a failure."""
+    fuzzing = test_every_operation_answers_within_its_schema_and_never_5xx.__name__
+    if not any(item.name.startswith(fuzzing) for item in request.session.items):
+        pytest.skip("the fuzz test is not part of this run")
     operations = set(CASES_RUN)
     print(f"schemathesis: {len(CASES_RUN)} cases over {len(operations)} operations")
     assert len(operations) >= 15
