@@ -6,6 +6,8 @@ to stop (SIGTERM) ends its open streams instead of waiting on them."""
 import asyncio
 import signal
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
@@ -18,39 +20,46 @@ BURST = 300
 NOTICE_WITHIN_SECONDS = 30
 
 
-async def test_appends_through_one_process_stream_from_the_other_once_each_across_a_reconnect(
-    database_url: str, tmp_path: Path
-) -> None:
+@asynccontextmanager
+async def two_processes(
+    database_url: str, tmp_path: Path, first: str, second: str
+) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+    """Two ``projector serve`` processes over the test database, a client for each; the data goes after."""
     with (
-        serve_process(database_url, tmp_path / "writer.log") as (writer_url, _),
-        serve_process(database_url, tmp_path / "reader.log") as (reader_url, _),
+        serve_process(database_url, tmp_path / f"{first}.log") as (first_url, _),
+        serve_process(database_url, tmp_path / f"{second}.log") as (second_url, _),
     ):
         try:
             async with (
-                httpx.AsyncClient(base_url=writer_url, timeout=30) as writer,
-                httpx.AsyncClient(base_url=reader_url, timeout=30) as reader,
+                httpx.AsyncClient(base_url=first_url, timeout=30) as first_client,
+                httpx.AsyncClient(base_url=second_url, timeout=30) as second_client,
             ):
-                await new_session(writer, "burst")
-
-                async def burst() -> None:
-                    for n in range(1, BURST + 1):
-                        assert (await append(writer, "burst", user(f"message {n}", id=f"m{n}"))).status_code == 201
-
-                received: list[int] = []
-                async with open_stream(reader, "burst", after=0) as stream:
-                    appending = asyncio.create_task(burst())
-                    received += [int(event.id or 0) for event in await stream.messages(BURST // 3, within=30)]
-                # Dropped mid-burst; the writer goes on meanwhile.
-                await asyncio.sleep(0.2)
-                async with open_stream(reader, "burst", last_event_id=received[-1]) as stream:
-                    received += [
-                        int(event.id or 0) for event in await stream.messages(BURST - len(received), within=30)
-                    ]
-                    await appending
-                    await append(writer, "burst", user("after the burst", id="last"))
-                    received += [int(event.id or 0) for event in await stream.messages(1, within=30)]
+                yield first_client, second_client
         finally:
             forget_everything(database_url)
+
+
+async def test_appends_through_one_process_stream_from_the_other_once_each_across_a_reconnect(
+    database_url: str, tmp_path: Path
+) -> None:
+    async with two_processes(database_url, tmp_path, "writer", "reader") as (writer, reader):
+        await new_session(writer, "burst")
+
+        async def burst() -> None:
+            for n in range(1, BURST + 1):
+                assert (await append(writer, "burst", user(f"message {n}", id=f"m{n}"))).status_code == 201
+
+        received: list[int] = []
+        async with open_stream(reader, "burst", after=0) as stream:
+            appending = asyncio.create_task(burst())
+            received += [int(event.id or 0) for event in await stream.messages(BURST // 3, within=30)]
+        # Dropped mid-burst; the writer goes on meanwhile.
+        await asyncio.sleep(0.2)
+        async with open_stream(reader, "burst", last_event_id=received[-1]) as stream:
+            received += [int(event.id or 0) for event in await stream.messages(BURST - len(received), within=30)]
+            await appending
+            await append(writer, "burst", user("after the burst", id="last"))
+            received += [int(event.id or 0) for event in await stream.messages(1, within=30)]
     assert received == list(range(1, BURST + 2))
 
 
@@ -65,28 +74,18 @@ async def kept_window_bytes(client: httpx.AsyncClient) -> float:
 async def test_a_session_deleted_through_one_process_leaves_the_others_kept_windows(
     database_url: str, tmp_path: Path
 ) -> None:
-    with (
-        serve_process(database_url, tmp_path / "deleter.log") as (deleter_url, _),
-        serve_process(database_url, tmp_path / "chatter.log") as (chatter_url, _),
-    ):
-        try:
-            async with (
-                httpx.AsyncClient(base_url=deleter_url, timeout=30) as deleter,
-                httpx.AsyncClient(base_url=chatter_url, timeout=30) as chatter,
-            ):
-                await new_session(deleter, "doomed")
-                await append(deleter, "doomed", user("x" * 20_000), assistant("done"), user("next"))
-                ask = {"sessionId": "doomed", "provider": "openai", "model": "gpt-5"}
-                assert (await chatter.post("/chat", json=ask)).status_code == 200
-                kept = await kept_window_bytes(chatter)
-                assert (await deleter.delete("/sessions/doomed")).status_code == 204
-                # The other process learns of the deletion from its notice, a moment after the answer.
-                for _ in range(NOTICE_WITHIN_SECONDS * 20):
-                    if not (left := await kept_window_bytes(chatter)):
-                        break
-                    await asyncio.sleep(0.05)
-        finally:
-            forget_everything(database_url)
+    async with two_processes(database_url, tmp_path, "deleter", "chatter") as (deleter, chatter):
+        await new_session(deleter, "doomed")
+        await append(deleter, "doomed", user("x" * 20_000), assistant("done"), user("next"))
+        ask = {"sessionId": "doomed", "provider": "openai", "model": "gpt-5"}
+        assert (await chatter.post("/chat", json=ask)).status_code == 200
+        kept = await kept_window_bytes(chatter)
+        assert (await deleter.delete("/sessions/doomed")).status_code == 204
+        # The other process learns of the deletion from its notice, a moment after the answer.
+        for _ in range(NOTICE_WITHIN_SECONDS * 20):
+            if not (left := await kept_window_bytes(chatter)):
+                break
+            await asyncio.sleep(0.05)
     assert kept > 0
     assert left == 0
 
