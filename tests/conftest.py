@@ -15,6 +15,7 @@ import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
+from hypothesis import HealthCheck, settings
 from sqlalchemy import text
 
 from app.main import create_app
@@ -24,6 +25,14 @@ from tests.database import as_served, create_database, drop_database, server_url
 
 pytest_plugins = ["tests.statements"]
 """Fixtures more than one folder uses, kept beside their helpers."""
+
+
+# Speed is the benchmarks' business, never a test's: a property must not fail because a loaded machine ran
+# one example slowly. On top of the profile in force (Hypothesis's own "ci" one under CI).
+settings.register_profile(
+    "projector", parent=settings.default, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("projector")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

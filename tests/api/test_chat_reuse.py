@@ -13,7 +13,7 @@ import httpx
 import orjson
 import pytest
 from fastapi import FastAPI
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from app.api.auth import DEFAULT_TENANT
@@ -206,7 +206,7 @@ async def same_as_fresh(app: FastAPI, session_id: str, reuse: WindowReuse, *, co
     assert await context_bytes(app, session_id, reuse) == await context_bytes(app, session_id, None)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12)
 @given(first=turns, changes=steps, compacted=st.booleans())
 # Run first (explicit examples come before any replayed from the example database): a second user turn makes
 # the first one stable, so a history mark is placed before an example whose builds place none can run.

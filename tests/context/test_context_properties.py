@@ -33,7 +33,7 @@ from tests.context.histories import MODEL, assistant, boundary, message, summary
 from tests.context.histories import history as numbered
 from tests.strategies import PROVIDER_MODELS, engine_histories
 
-SETTINGS = settings(max_examples=100, deadline=None)
+SETTINGS = settings(max_examples=100)
 
 
 def estimated(messages: list[EngineMessage]) -> list[EngineMessage]:

@@ -249,7 +249,7 @@ def test_most_of_our_providers_models_are_priced_by_the_catalog() -> None:
     assert len(catalog_models()) > 150
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     index=st.integers(min_value=0),
     counts=st.tuples(*(st.integers(min_value=0, max_value=600_000) for _ in range(4))),

@@ -44,7 +44,7 @@ def test_history_numbers_messages_as_the_store_does() -> None:
     assert messages[0].created_at < messages[2].created_at
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(engine_histories())
 def test_strategy_histories_are_numbered_gap_free_with_unique_ids(history: list[EngineMessage]) -> None:
     assert [m.seq for m in history] == list(range(1, len(history) + 1))

@@ -77,7 +77,7 @@ def test_compact_view_stubs_pruned_results_like_the_model_view() -> None:
     assert result.content[0]["output"]["value"] == "[Old tool result content cleared]"
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(engine_histories())
 def test_compact_view_accounts_for_everything_and_keeps_calls_with_results(history: list[EngineMessage]) -> None:
     projection = project_compact(history, ProjectionContext())

@@ -51,7 +51,7 @@ def test_debug_diagnostics_are_the_model_views() -> None:
     assert debug.diagnostics == project_model(history, CTX).diagnostics
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(engine_histories())
 def test_debug_view_holds_every_message_given(history: list[EngineMessage]) -> None:
     projection = project_debug(history, CTX)
@@ -60,7 +60,7 @@ def test_debug_view_holds_every_message_given(history: list[EngineMessage]) -> N
     assert {m.source_message_ids[0] for m in projection.messages if m.metadata.hidden_from_model} == hidden
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(engine_histories(), st.integers(0, 40), st.integers(1, 40))
 def test_debug_view_of_a_page_holds_exactly_that_page(history: list[EngineMessage], start: int, size: int) -> None:
     page = history[start : start + size]
@@ -79,7 +79,7 @@ def store_window(history: list[EngineMessage]) -> list[EngineMessage]:
     return [compaction.summary, *(m for m in history if m.seq >= start)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(engine_histories(), st.integers(0, 40), st.integers(1, 40))
 def test_a_debug_page_judged_over_the_window_says_what_the_whole_debug_view_says(
     history: list[EngineMessage], start: int, size: int

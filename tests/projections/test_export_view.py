@@ -106,7 +106,7 @@ def test_markdown_names_media_and_fences_results_that_hold_backticks() -> None:
     assert "*Tool call denied: not now*" in markdown
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(engine_histories(), st.integers(0, 40), st.integers(1, 40), st.booleans())
 def test_any_page_exports_as_the_same_slice_of_the_whole(
     history: list[EngineMessage], start: int, size: int, redact: bool

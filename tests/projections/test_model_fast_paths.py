@@ -19,7 +19,7 @@ from app.projections.types import Projection, ProjectionContext
 from tests import builders as b
 from tests.strategies import contexts, engine_histories
 
-SETTINGS = settings(max_examples=150, deadline=None)
+SETTINGS = settings(max_examples=150)
 
 PRODUCER = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
 _FINISH_REASONS = st.sampled_from(["stop", "length", None, 1, 1.0, True])

@@ -13,7 +13,7 @@ from app.projections.types import ProjectionContext
 from tests.projections.invariants import assert_calls_next_to_results
 from tests.strategies import contexts, engine_histories
 
-FAST = settings(max_examples=80, deadline=None)
+FAST = settings(max_examples=80)
 
 
 @FAST

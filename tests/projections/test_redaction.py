@@ -225,7 +225,7 @@ PIECES = sorted(
 ``\\b`` reads as a boundary only before a word character."""
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(st.lists(st.sampled_from(PIECES), max_size=12))
 def test_redaction_masks_what_one_alternation_of_the_rules_masks(pieces: list[str]) -> None:
     text = "".join(pieces)

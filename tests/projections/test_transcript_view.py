@@ -70,7 +70,7 @@ def test_transcript_notes_an_ignored_runtime_kind() -> None:
     assert "needs role system" in message.metadata.notes[0]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(engine_histories(), st.integers(0, 40), st.integers(1, 40))
 def test_any_page_projects_as_the_same_slice_of_the_whole(history: list[EngineMessage], start: int, size: int) -> None:
     page = history[start : start + size]

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 import orjson
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.engine.persisted import PersistedMessage
@@ -179,7 +179,7 @@ def _projected(messages: list[PersistedMessage]) -> list[Any]:
     return from_engine(promote(message) for message in messages)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120)
 @given(
     history=rough_histories,
     with_tools=st.booleans(),
@@ -223,7 +223,7 @@ def test_random_histories_give_payloads_every_provider_accepts(ai_sdk_preflight:
     assert len(collected) > 50
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60)
 @given(
     history=rough_histories,
     include_reasoning=st.booleans(),

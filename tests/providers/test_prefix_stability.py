@@ -55,7 +55,7 @@ def _head_and_units(provider: str, payload: dict[str, Any], units: int) -> list[
     return head + [orjson.dumps(unit) for unit in history_units(provider, payload)[:units]]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(grown=grown_histories(), ctx=contexts(), system=st.sampled_from([None, "Be brief."]))
 def test_appending_turns_keeps_every_targets_stable_prefix_byte_for_byte(
     grown: tuple[list[PersistedMessage], list[int]], ctx: ProjectionContext, system: str | None

@@ -12,7 +12,7 @@ from typing import Any
 from unittest.mock import patch
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.engine.persisted import PersistedMessage
@@ -55,7 +55,7 @@ def settled_form(chat: Chat) -> Chat:
     return ([{"role": "system", "content": result.system}] if result.system else []) + result.messages
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(history=histories(), tail=histories(max_steps=6))
 def test_settle_gives_what_repairing_the_whole_conversation_gives(
     history: list[PersistedMessage], tail: list[PersistedMessage]
@@ -102,7 +102,7 @@ def messages_to_clean(draw: st.DrawFn) -> dict[str, Any]:
     return {**message, "content": content}
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(message=messages_to_clean())
 def test_a_message_clean_as_it_is_is_what_cleaning_it_part_by_part_gives(message: dict[str, Any]) -> None:
     fast_repairs: list[Repair] = []

@@ -82,7 +82,7 @@ def turn_answer(turn: TurnBuild) -> tuple[Any, ...]:
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     grown=grown_histories(),
     ctx=contexts(),
